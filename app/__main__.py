@@ -1,0 +1,85 @@
+"""``python -m app`` / ``hanasu``: the desktop app, or a subcommand.
+
+    hanasu                      open the desktop app
+    hanasu run --input ...      headless: audio file in, speaker track out
+    hanasu bench ...            latency benchmark over many WAVs
+    hanasu models list|download|verify
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+from app.logging_setup import configure_logging
+
+log = logging.getLogger("app")
+
+
+class UserError(Exception):
+    """Raised for problems the user can fix; printed as one line, no traceback."""
+
+
+def _user_errors() -> tuple[type[BaseException], ...]:
+    from app.adapters.errors import EngineLoadError
+    from app.adapters.file_audio import AudioFileError
+    from app.models.errors import ModelError
+
+    return (UserError, EngineLoadError, AudioFileError, ModelError)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from app.cli import bench, run
+
+    parser = argparse.ArgumentParser(prog="hanasu", description="Talk to a local voice companion.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
+    parser.add_argument("--self-test", action="store_true",
+                        help="load every engine, run one tiny turn, check audio devices")
+    parser.add_argument("--fake-engines", action="store_true", dest="gui_fake_engines",
+                        help="(desktop app) use scripted engines instead of models")
+    sub = parser.add_subparsers(dest="command")
+    run.add_arguments(sub.add_parser("run", help="listen to an audio file, write the reply audio"))
+    bench.add_arguments(sub.add_parser("bench", help="measure voice-to-voice latency"))
+    sub.add_parser("models", help="list, download or verify models", add_help=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verbose = any(a in ("-v", "--verbose") for a in argv)
+    argv = [a for a in argv if a not in ("-v", "--verbose")]
+    configure_logging(verbose=verbose)
+    if argv and argv[0] == "models":
+        from app.models.cli import main as models_main
+
+        return models_main(argv[1:])
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "run":
+            from app.cli import run
+
+            return run.main(args)
+        if args.command == "bench":
+            from app.cli import bench
+
+            return bench.main(args)
+        if args.self_test:
+            from app.cli import selftest
+
+            return selftest.main()
+        from app.ui.main import run_app
+
+        return run_app(fake_engines=args.gui_fake_engines)
+    except _user_errors() as exc:
+        print(f"hanasu: {exc}", file=sys.stderr)
+        return 1
+    except KeyError as exc:  # unknown persona id and the like
+        print(f"hanasu: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

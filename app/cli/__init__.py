@@ -1,0 +1,1 @@
+"""Command-line entry points: ``run`` (headless, file in / file out), ``bench``, ``models``."""

@@ -1,0 +1,196 @@
+"""``hanasu bench``: voice-to-voice latency over many spoken questions, measured from audio.
+
+End of speech comes from the input file itself (its last loud sample), first audio from
+the output track (its first loud sample after that), on one clock, the way independent
+benchmarks measure; the per-stage breakdown comes from the timeline. The same run also
+times a naive serial baseline (ASR after the end of turn, the whole answer, then the
+whole answer's TTS) on the same engines, so the ratio means something on any machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from app.adapters.file_audio import read_audio
+from app.cli.run import run_file
+from app.core.events import FloatAudio
+from app.core.metrics import TurnTimeline
+from app.core.pipeline import Engines, PipelineConfig
+from app.core.ports import PIPELINE_SAMPLE_RATE
+from app.core.sentences import speakable_text
+from app.engines import EngineChoice, build_engines, warm_engines
+from app.personas import Persona, load_personas
+
+QUESTIONS = [
+    "What is your name?",
+    "How are you today?",
+    "Can you tell me a joke?",
+    "What should I cook for dinner tonight?",
+    "What is the capital of France?",
+    "Do you like music?",
+    "What is a good book to read?",
+    "How do I stay focused at work?",
+    "What is your favourite colour?",
+    "Tell me something interesting about the ocean.",
+    "Where would you like to travel?",
+    "What makes a good friend?",
+]
+LOUD = 0.01
+"""Amplitude that counts as audible when finding speech edges in the files."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--wavs", type=Path, help="folder of question WAVs (default: generate)")
+    parser.add_argument("--count", type=int, default=10, help="questions to generate (max 12)")
+    parser.add_argument("--fake-engines", action="store_true")
+    parser.add_argument("--persona", default=None)
+    parser.add_argument("--no-baseline", action="store_true", help="skip the naive serial baseline")
+    parser.add_argument("--json", type=Path, help="write the full report here")
+    parser.add_argument("--llm", type=Path)
+    parser.add_argument("--asr", type=Path)
+    parser.add_argument("--tts", type=Path)
+    parser.add_argument("--n-gpu-layers", type=int, default=None)
+
+
+def speak_questions(folder: Path, count: int) -> list[Path]:
+    """Spoken test questions made with espeak-ng (slow, clear US voice)."""
+    espeak = shutil.which("espeak-ng")
+    if espeak is None:
+        raise RuntimeError("espeak-ng is needed to generate questions (or pass --wavs)")
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for index, text in enumerate(QUESTIONS[:count]):
+        path = folder / f"q{index:02d}.wav"
+        subprocess.run([espeak, "-v", "en-us", "-s", "140", "-w", str(path), text], check=True)
+        paths.append(path)
+    return paths
+
+
+def with_silence(audio: FloatAudio, before_s: float = 0.6, after_s: float = 1.0) -> FloatAudio:
+    rate = PIPELINE_SAMPLE_RATE
+    return np.concatenate(
+        [np.zeros(int(before_s * rate), np.float32), audio, np.zeros(int(after_s * rate), np.float32)]
+    )
+
+
+def speech_end_s(audio: FloatAudio, rate: int) -> float:
+    loud = np.flatnonzero(np.abs(audio) > LOUD)
+    return float(loud[-1] + 1) / rate if loud.size else 0.0
+
+
+def first_audio_after_s(track: FloatAudio, rate: int, after_s: float) -> float | None:
+    start = int(after_s * rate)
+    loud = np.flatnonzero(np.abs(track[start:]) > LOUD)
+    return (start + float(loud[0])) / rate if loud.size else None
+
+
+def stage_costs(turn: TurnTimeline) -> dict[str, float | None]:
+    def gap(a: float | None, b: float | None) -> float | None:
+        return None if a is None or b is None else b - a
+
+    return {
+        "end_of_turn_wait": gap(turn.speech_end, turn.end_of_turn),
+        "asr": gap(turn.turn_started, turn.asr_final),
+        "llm_first_token": gap(turn.asr_final, turn.llm_first_token),
+        "first_chunk": gap(turn.llm_first_token, turn.first_chunk_to_tts),
+        "tts_first_audio": gap(turn.first_chunk_to_tts, turn.tts_first_audio),
+        "to_first_sample": gap(turn.tts_first_audio, turn.first_sample_played),
+    }
+
+
+def naive_turn_s(engines: Engines, persona: Persona, audio: FloatAudio, hangover_s: float) -> float:
+    """The serial baseline: wait the hangover, ASR, the whole answer, TTS of all of it."""
+    from app.core.ports import ChatMessage
+
+    started = time.perf_counter()
+    text = engines.asr.transcribe(audio)
+    messages = [ChatMessage("system", persona.full_system_prompt()), ChatMessage("user", text)]
+    reply = "".join(engines.llm.stream(messages, lambda: False))
+    engines.tts.synthesize(speakable_text(reply) or "Okay.")
+    return hangover_s + time.perf_counter() - started
+
+
+def summary(values: list[float]) -> dict[str, float]:
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    return {"p50": statistics.median(ordered), "p90": p90, "n": float(len(ordered))}
+
+
+def machine_name() -> str:
+    gpu = "no GPU"
+    if shutil.which("nvidia-smi"):
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                             capture_output=True, text=True, check=False)
+        gpu = out.stdout.strip() or gpu
+    return f"{platform.machine()} {os.cpu_count()} CPUs, {gpu}, Python {platform.python_version()}"
+
+
+def main(args: argparse.Namespace) -> int:
+    personas = load_personas()
+    persona = personas.get(args.persona) if args.persona else personas.default
+    choice = EngineChoice(fake=args.fake_engines, llm=args.llm, asr=args.asr, tts=args.tts,
+                          n_gpu_layers=args.n_gpu_layers)
+    engines = build_engines(choice)
+    warm_engines(engines, persona.full_system_prompt())
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = sorted(args.wavs.glob("*.wav")) if args.wavs else speak_questions(Path(tmp), args.count)
+        inputs = [with_silence(read_audio(p)) for p in paths]
+    config = PipelineConfig()
+    rows = []
+    for path, audio in zip(paths, inputs, strict=True):
+        result = run_file(engines, persona, audio, config)
+        end = speech_end_s(audio, PIPELINE_SAMPLE_RATE)
+        first = first_audio_after_s(result.output, result.sample_rate, end)
+        turn = result.turns[0] if result.turns else None
+        row: dict[str, object] = {
+            "input": path.name,
+            "voice_to_voice": None if first is None else first - end,
+            "transcript": turn.transcript if turn else "",
+            "reply": turn.heard_text if turn else "",
+            "prefix_reused": turn.prefix_reused if turn else None,
+            "stages": stage_costs(turn) if turn else {},
+        }
+        if not args.no_baseline:
+            hangover = config.endpoint.end_of_turn_ms / 1000
+            row["naive_serial"] = naive_turn_s(engines, persona, audio, hangover)
+        rows.append(row)
+        v2v = row["voice_to_voice"]
+        print(f"{path.name}: v2v {v2v:.3f} s" if isinstance(v2v, float) else f"{path.name}: no reply",
+              flush=True)
+    report = _report(rows)
+    print(json.dumps(report["summary"], indent=2))
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+def _report(rows: list[dict[str, object]]) -> dict[str, object]:
+    v2v = [r["voice_to_voice"] for r in rows if isinstance(r["voice_to_voice"], float)]
+    stats: dict[str, object] = {"machine": machine_name(), "turns": len(rows),
+                                "replied": len(v2v)}
+    if v2v:
+        stats["voice_to_voice_s"] = summary(v2v)
+    naive = [r["naive_serial"] for r in rows if isinstance(r.get("naive_serial"), float)]
+    if naive:
+        stats["naive_serial_s"] = summary(naive)  # type: ignore[arg-type]
+    stage_names = ["end_of_turn_wait", "asr", "llm_first_token", "first_chunk",
+                   "tts_first_audio", "to_first_sample"]
+    stages: dict[str, dict[str, float]] = {}
+    for name in stage_names:
+        values = [s[name] for r in rows if isinstance(s := r["stages"], dict)
+                  and isinstance(s.get(name), float)]
+        if values:
+            stages[name] = summary(values)
+    stats["stages_s"] = stages
+    return {"summary": stats, "turns": rows}

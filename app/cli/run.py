@@ -1,0 +1,145 @@
+"""``hanasu run``: listen to a WAV as if it were the microphone, write what the app says.
+
+The output is the speaker track on the input's own timeline, so the reply's position in
+it is the real voice-to-voice latency.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.adapters.file_audio import FileMicrophone, FileSpeaker, read_audio, write_audio
+from app.core.events import FloatAudio
+from app.core.metrics import TurnTimeline
+from app.core.pipeline import Engines, MonotonicClock, PipelineConfig, VoicePipeline
+from app.engines import EngineChoice, build_engines, warm_engines
+from app.personas import Persona, load_personas
+
+log = logging.getLogger(__name__)
+
+IDLE_CONFIRMATIONS = 5
+"""Consecutive idle polls (50 ms apart) before a run is considered finished."""
+
+
+@dataclass
+class RunResult:
+    output: FloatAudio
+    sample_rate: int
+    turns: list[TurnTimeline]
+    input_seconds: float
+    speculative_cancelled: int
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--input", type=Path, required=True, help="speech to listen to (any audio file)")
+    parser.add_argument("--output", type=Path, required=True, help="WAV of what the speaker plays")
+    parser.add_argument("--timeline", type=Path, help="JSON with per-turn stage timestamps")
+    parser.add_argument("--persona", default=None, help="persona id (default: the first one)")
+    parser.add_argument("--fake-engines", action="store_true", help="scripted engines, no models")
+    parser.add_argument("--llm", type=Path, help="GGUF model file to use")
+    parser.add_argument("--asr", type=Path, help="faster-whisper model folder to use")
+    parser.add_argument("--tts", type=Path, help="TTS model file to use")
+    parser.add_argument("--no-speculative", action="store_true",
+                        help="wait for the end of turn before starting ASR (baseline)")
+    parser.add_argument("--max-wait", type=float, default=90.0,
+                        help="seconds to wait for replies after the input ends")
+
+
+def run_file(
+    engines: Engines,
+    persona: Persona,
+    audio: FloatAudio,
+    config: PipelineConfig | None = None,
+    max_wait_s: float = 90.0,
+) -> RunResult:
+    """Stream ``audio`` through a fresh pipeline in real time; return the speaker track."""
+    clock = MonotonicClock()
+    pipeline = VoicePipeline(engines, persona.full_system_prompt(), config, clock)
+    mic = FileMicrophone(audio, clock)
+    speaker = FileSpeaker(engines.tts.sample_rate, clock)
+    pipeline.start()
+    _wait_until_warm(pipeline)
+    clock.start()
+    speaker.start(pipeline.pull_audio)
+    mic.start(pipeline.push_audio)
+    try:
+        _wait_for_replies(pipeline, clock, mic.duration, max_wait_s)
+    finally:
+        mic.stop()
+        speaker.stop()
+        pipeline.stop()
+    track = speaker.recording()
+    return RunResult(
+        output=_trim(track, engines.tts.sample_rate, mic.duration),
+        sample_rate=engines.tts.sample_rate,
+        turns=pipeline.recorder.confirmed_turns(),
+        input_seconds=mic.duration,
+        speculative_cancelled=pipeline.recorder.speculative_cancelled,
+    )
+
+
+def _wait_until_warm(pipeline: VoicePipeline, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while pipeline.responder.busy() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
+def _wait_for_replies(
+    pipeline: VoicePipeline, clock: MonotonicClock, input_s: float, max_wait_s: float
+) -> None:
+    while clock.now() < input_s:
+        time.sleep(0.05)
+    idle_polls = 0
+    deadline = input_s + max_wait_s
+    while clock.now() < deadline and idle_polls < IDLE_CONFIRMATIONS:
+        time.sleep(0.05)
+        idle_polls = idle_polls + 1 if pipeline.is_idle() else 0
+    if idle_polls < IDLE_CONFIRMATIONS:
+        log.warning("gave up waiting for the reply after %.0f s", max_wait_s)
+
+
+def _trim(track: FloatAudio, rate: int, input_s: float) -> FloatAudio:
+    """At least as long as the input, and until the last audible sample (+0.2 s)."""
+    audible = np.flatnonzero(np.abs(track) > 1e-4)
+    last = int(audible[-1]) + 1 if audible.size else 0
+    length = max(int(np.ceil(input_s * rate)), last + int(0.2 * rate))
+    if track.size < length:
+        track = np.concatenate([track, np.zeros(length - track.size, dtype=np.float32)])
+    return track[:length]
+
+
+def timeline_json(result: RunResult, input_path: Path) -> dict[str, object]:
+    return {
+        "input": str(input_path),
+        "input_seconds": result.input_seconds,
+        "output_sample_rate": result.sample_rate,
+        "speculative_cancelled": result.speculative_cancelled,
+        "turns": [turn.as_dict() for turn in result.turns],
+    }
+
+
+def main(args: argparse.Namespace) -> int:
+    audio = read_audio(args.input)
+    personas = load_personas()
+    persona = personas.get(args.persona) if args.persona else personas.default
+    choice = EngineChoice(fake=args.fake_engines, llm=args.llm, asr=args.asr, tts=args.tts)
+    engines = build_engines(choice)
+    warm_engines(engines, persona.full_system_prompt())
+    config = PipelineConfig(speculative=not args.no_speculative)
+    result = run_file(engines, persona, audio, config, args.max_wait)
+    write_audio(args.output, result.output, result.sample_rate)
+    if args.timeline:
+        args.timeline.parent.mkdir(parents=True, exist_ok=True)
+        args.timeline.write_text(json.dumps(timeline_json(result, args.input), indent=2))
+    for turn in result.turns:
+        v2v = turn.voice_to_voice
+        log.info("turn %d: %r -> %r (voice-to-voice %s)", turn.turn_id, turn.transcript,
+                 turn.heard_text, f"{v2v:.2f} s" if v2v is not None else "n/a")
+    return 0

@@ -1,0 +1,256 @@
+"""Typed, frozen events that flow between pipeline stages.
+
+Every event that belongs to a turn carries its ``turn_id``; stages drop events of a
+stale turn, which is how a barge-in cancels work in flight. Times are seconds on the
+pipeline clock (for ``hanasu run`` that is the input file's own timeline).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+
+import numpy as np
+import numpy.typing as npt
+
+FloatAudio = npt.NDArray[np.float32]
+
+
+class AssistantState(Enum):
+    """What the avatar shows."""
+
+    IDLE = "idle"
+    LISTENING = "listening"
+    THINKING = "thinking"
+    SPEAKING = "speaking"
+    MUTED = "muted"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class AudioBlock:
+    """A block of mono float32 microphone audio at the pipeline rate (16 kHz)."""
+
+    samples: FloatAudio
+    start_sample: int
+
+
+# ---- listener (VAD + endpointing) --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpeechStarted:
+    """The user has been speaking for at least the minimum speech duration."""
+
+    at: float
+    speech_start: float
+
+
+@dataclass(frozen=True)
+class SpeechPaused:
+    """The user went quiet; the turn may be over. Carries the utterance so far."""
+
+    at: float
+    speech_start: float
+    speech_end: float
+    audio: FloatAudio = field(repr=False)
+
+
+@dataclass(frozen=True)
+class SpeechResumed:
+    """The user spoke again before the end-of-turn silence elapsed."""
+
+    at: float
+
+
+@dataclass(frozen=True)
+class UtteranceEnded:
+    """End of turn confirmed: the silence lasted the end-of-turn duration."""
+
+    at: float
+    speech_start: float
+    speech_end: float
+    audio: FloatAudio = field(repr=False)
+
+
+# ---- turn work ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TurnStarted:
+    """Work on a user utterance began; ``speculative`` while the user may still go on."""
+
+    turn_id: int
+    at: float
+    speech_start: float
+    speech_end: float
+    speculative: bool
+
+
+@dataclass(frozen=True)
+class TurnConfirmed:
+    """The end of the user's turn was confirmed; the reply may now be heard."""
+
+    turn_id: int
+    at: float
+    speech_start: float
+    speech_end: float
+
+
+@dataclass(frozen=True)
+class TurnCancelled:
+    """A turn was dropped: the user resumed (speculative) or barged in."""
+
+    turn_id: int
+    at: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class Transcript:
+    turn_id: int
+    text: str
+    at: float
+
+
+@dataclass(frozen=True)
+class TokenDelta:
+    turn_id: int
+    text: str
+    at: float
+    first: bool = False
+
+
+@dataclass(frozen=True)
+class PrefixReuse:
+    """How much of the prompt llama.cpp found already evaluated in its KV cache."""
+
+    turn_id: int
+    prompt_tokens: int
+    reused_tokens: int
+
+    @property
+    def reused(self) -> bool:
+        return self.reused_tokens > 0
+
+
+@dataclass(frozen=True)
+class ReplyChunk:
+    """A speakable piece of the reply handed to TTS (a clause or a sentence)."""
+
+    turn_id: int
+    index: int
+    text: str
+    at: float
+
+
+@dataclass(frozen=True)
+class ReplyFinished:
+    """The LLM finished (or was cancelled); ``text`` is everything it generated."""
+
+    turn_id: int
+    text: str
+    chunks: int
+    at: float
+    cancelled: bool = False
+
+
+@dataclass(frozen=True)
+class SpeechAudio:
+    """Synthesized audio for one reply chunk, at the synthesizer's sample rate."""
+
+    turn_id: int
+    index: int
+    text: str
+    samples: FloatAudio = field(repr=False)
+    sample_rate: int
+    at: float
+    last: bool = False
+
+
+@dataclass(frozen=True)
+class PlaybackStarted:
+    turn_id: int
+    at: float
+
+
+@dataclass(frozen=True)
+class PlaybackLevel:
+    """RMS level of what the speaker is playing now, for the avatar's mouth."""
+
+    level: float
+    at: float
+
+
+@dataclass(frozen=True)
+class PlaybackEnded:
+    """The speaker stopped playing a turn; ``heard_text`` is what the user heard."""
+
+    turn_id: int
+    heard_text: str
+    interrupted: bool
+    at: float
+
+
+@dataclass(frozen=True)
+class BargeIn:
+    turn_id: int
+    at: float
+
+
+@dataclass(frozen=True)
+class StateChanged:
+    state: AssistantState
+    at: float
+
+
+@dataclass(frozen=True)
+class StageFailed:
+    """A stage hit an error it could not recover from within the turn."""
+
+    stage: str
+    message: str
+    turn_id: int | None = None
+
+
+@dataclass(frozen=True)
+class InputLevel:
+    """Microphone RMS level, for the level meter."""
+
+    level: float
+    at: float
+
+
+@dataclass(frozen=True)
+class TurnCommitted:
+    """A turn is over; what goes into history (the heard part of the reply only)."""
+
+    turn_id: int
+    user_text: str
+    heard_text: str
+    full_reply: str
+
+
+PipelineEvent = (
+    SpeechStarted
+    | SpeechPaused
+    | SpeechResumed
+    | UtteranceEnded
+    | TurnStarted
+    | TurnConfirmed
+    | TurnCancelled
+    | Transcript
+    | TokenDelta
+    | PrefixReuse
+    | ReplyChunk
+    | ReplyFinished
+    | SpeechAudio
+    | PlaybackStarted
+    | PlaybackLevel
+    | PlaybackEnded
+    | BargeIn
+    | StateChanged
+    | StageFailed
+    | InputLevel
+    | TurnCommitted
+)

@@ -1,0 +1,130 @@
+"""Per-turn timeline of stage timestamps (see shared design LATENCY.md).
+
+Built only by observing pipeline events, so what the HUD, ``run --timeline`` and
+``bench`` report is what actually happened, with no stage timing itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from app.core.events import (
+    BargeIn,
+    PipelineEvent,
+    PlaybackEnded,
+    PlaybackStarted,
+    PrefixReuse,
+    ReplyChunk,
+    ReplyFinished,
+    SpeechAudio,
+    TokenDelta,
+    Transcript,
+    TurnCancelled,
+    TurnCommitted,
+    TurnConfirmed,
+    TurnStarted,
+)
+
+
+@dataclass
+class TurnTimeline:
+    turn_id: int
+    speculative: bool = False
+    speech_start: float | None = None
+    speech_end: float | None = None
+    turn_started: float | None = None
+    end_of_turn: float | None = None
+    asr_final: float | None = None
+    transcript: str = ""
+    llm_first_token: float | None = None
+    first_chunk_to_tts: float | None = None
+    first_chunk_text: str = ""
+    tts_first_audio: float | None = None
+    first_sample_played: float | None = None
+    playback_ended: float | None = None
+    barge_in: float | None = None
+    prompt_tokens: int | None = None
+    reused_tokens: int | None = None
+    prefix_reused: bool | None = None
+    reply_text: str = ""
+    heard_text: str = ""
+    interrupted: bool = False
+    cancelled: str | None = None
+    confirmed: bool = False
+
+    @property
+    def voice_to_voice(self) -> float | None:
+        """End of the user's speech to the first sample played (the number users feel)."""
+        if self.speech_end is None or self.first_sample_played is None:
+            return None
+        return self.first_sample_played - self.speech_end
+
+    def as_dict(self) -> dict[str, object]:
+        data = asdict(self)
+        data["voice_to_voice"] = self.voice_to_voice
+        return data
+
+
+class TimelineRecorder:
+    def __init__(self) -> None:
+        self.turns: dict[int, TurnTimeline] = {}
+        self.speculative_cancelled = 0
+
+    def _turn(self, turn_id: int) -> TurnTimeline | None:
+        return self.turns.get(turn_id)
+
+    def observe(self, event: PipelineEvent) -> None:  # noqa: C901 - a flat dispatch table
+        if isinstance(event, TurnStarted):
+            self.turns[event.turn_id] = TurnTimeline(
+                turn_id=event.turn_id,
+                speculative=event.speculative,
+                speech_start=event.speech_start,
+                speech_end=event.speech_end,
+                turn_started=event.at,
+            )
+            return
+        turn_id = getattr(event, "turn_id", None)
+        turn = self._turn(turn_id) if isinstance(turn_id, int) else None
+        if turn is None:
+            return
+        match event:
+            case TurnConfirmed():
+                turn.confirmed = True
+                turn.end_of_turn = event.at
+                turn.speech_start = event.speech_start
+                turn.speech_end = event.speech_end
+            case TurnCancelled():
+                turn.cancelled = event.reason
+                if not turn.confirmed:
+                    self.speculative_cancelled += 1
+            case Transcript():
+                turn.asr_final = event.at
+                turn.transcript = event.text
+            case TokenDelta() if turn.llm_first_token is None:
+                turn.llm_first_token = event.at
+            case PrefixReuse():
+                turn.prompt_tokens = event.prompt_tokens
+                turn.reused_tokens = event.reused_tokens
+                turn.prefix_reused = event.reused
+            case ReplyChunk() if turn.first_chunk_to_tts is None:
+                turn.first_chunk_to_tts = event.at
+                turn.first_chunk_text = event.text
+            case ReplyFinished():
+                turn.reply_text = event.text
+            case SpeechAudio() if turn.tts_first_audio is None:
+                turn.tts_first_audio = event.at
+            case PlaybackStarted():
+                turn.first_sample_played = event.at
+            case PlaybackEnded():
+                turn.playback_ended = event.at
+                turn.heard_text = event.heard_text
+                turn.interrupted = event.interrupted
+            case BargeIn():
+                turn.barge_in = event.at
+            case TurnCommitted():
+                turn.heard_text = event.heard_text
+            case _:
+                pass
+
+    def confirmed_turns(self) -> list[TurnTimeline]:
+        return [t for _, t in sorted(self.turns.items()) if t.confirmed]

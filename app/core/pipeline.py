@@ -1,0 +1,238 @@
+"""Builds the stages, wires their queues and runs the turn machine on one thread.
+
+Everything the stages report goes onto one bus. The controller thread feeds it to the
+turn machine, executes the machine's commands, records the timeline and hands each
+event to the observers (the UI bridge puts them on a queue that the GUI thread drains).
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from app.core.conversation import Conversation
+from app.core.endpointing import EndpointConfig, Endpointer
+from app.core.events import FloatAudio, PipelineEvent
+from app.core.metrics import TimelineRecorder
+from app.core.playback import PlaybackQueue
+from app.core.ports import (
+    Clock,
+    LanguageModel,
+    SpeechRecognizer,
+    SpeechSynthesizer,
+    VoiceActivity,
+)
+from app.core.stages import (
+    Listener,
+    LiveTurn,
+    RespondJob,
+    Responder,
+    Synthesizer,
+    Transcriber,
+    TranscribeJob,
+    WarmJob,
+)
+from app.core.turn import (
+    CancelTurn,
+    Command,
+    Publish,
+    ReleaseTurn,
+    Respond,
+    StartTurn,
+    TurnMachine,
+)
+
+log = logging.getLogger(__name__)
+
+Observer = Callable[[PipelineEvent], None]
+
+
+class MonotonicClock:
+    """Seconds since ``start()``, the zero of the run's timeline."""
+
+    def __init__(self) -> None:
+        self._t0 = time.monotonic()
+
+    def start(self) -> None:
+        self._t0 = time.monotonic()
+
+    def now(self) -> float:
+        return time.monotonic() - self._t0
+
+
+@dataclass(frozen=True)
+class Engines:
+    vad: VoiceActivity
+    asr: SpeechRecognizer
+    llm: LanguageModel
+    tts: SpeechSynthesizer
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    endpoint: EndpointConfig = field(default_factory=EndpointConfig)
+    speculative: bool = True
+    barge_in: bool = True
+    mic_queue_blocks: int = 512
+    """Blocks the microphone may run ahead of the listener before blocks are dropped."""
+
+
+@dataclass(frozen=True)
+class _SetMuted:
+    muted: bool
+
+
+@dataclass(frozen=True)
+class _SetSystemPrompt:
+    prompt: str
+
+
+class VoicePipeline:
+    def __init__(
+        self,
+        engines: Engines,
+        system_prompt: str,
+        config: PipelineConfig | None = None,
+        clock: MonotonicClock | None = None,
+    ) -> None:
+        self.config = config or PipelineConfig()
+        self.clock: MonotonicClock = clock or MonotonicClock()
+        self.engines = engines
+        self.recorder = TimelineRecorder()
+        self.machine = TurnMachine(
+            Conversation(system_prompt),
+            speculative=self.config.speculative,
+            barge_in=self.config.barge_in,
+        )
+        self.dropped_mic_blocks = 0
+        self._observers: list[Observer] = []
+        self._bus: queue.Queue[object] = queue.Queue()
+        self.live = LiveTurn()
+        self.playback = PlaybackQueue(engines.tts.sample_rate, self._bus.put_nowait)
+        self.listener = Listener(
+            self._bus.put_nowait, engines.vad, Endpointer(self.config.endpoint), self.playback
+        )
+        self.synthesizer = Synthesizer(
+            self._bus.put_nowait, engines.tts, self.live, self.clock, self.playback
+        )
+        self.responder = Responder(
+            self._bus.put_nowait, engines.llm, self.live, self.clock, self.synthesizer.inbox
+        )
+        self.transcriber = Transcriber(self._bus.put_nowait, engines.asr, self.live, self.clock)
+        self._workers = [self.listener, self.transcriber, self.responder, self.synthesizer]
+        self._controller = threading.Thread(target=self._control, name="controller", daemon=True)
+        self._running = False
+
+    # ---- lifecycle ------------------------------------------------------------------
+
+    def add_observer(self, observer: Observer) -> None:
+        self._observers.append(observer)
+
+    def start(self) -> None:
+        for worker in self._workers:
+            worker.start()
+        self._running = True
+        self._controller.start()
+        self.warm()
+
+    def stop(self) -> None:
+        self._running = False
+        self.live.turn_id = None
+        self._bus.put(None)
+        self._controller.join(5)
+        for worker in self._workers:
+            worker.stop()
+
+    def warm(self) -> None:
+        """Evaluate the persona prefix in the background so the first turn is warm."""
+        self.responder.inbox.put(WarmJob(self.machine.conversation.system_messages()))
+
+    # ---- audio device callbacks (never block) ---------------------------------------
+
+    def push_audio(self, samples: FloatAudio) -> None:
+        if self.listener.inbox.qsize() >= self.config.mic_queue_blocks:
+            self.dropped_mic_blocks += 1
+            return
+        self.listener.inbox.put_nowait(samples.copy())
+
+    def pull_audio(self, frames: int) -> FloatAudio:
+        return self.playback.pull(frames)
+
+    # ---- control from other threads -------------------------------------------------
+
+    def set_muted(self, muted: bool) -> None:
+        self.listener.set_muted(muted)
+        self._bus.put(_SetMuted(muted))
+
+    def set_system_prompt(self, prompt: str) -> None:
+        """Switch persona: a fresh conversation, and its prefix warmed right away."""
+        self._bus.put(_SetSystemPrompt(prompt))
+
+    def is_idle(self) -> bool:
+        """No speech in progress, no live turn, nothing queued or playing."""
+        return (
+            self.machine.live_turn_id is None
+            and not self.machine.awaiting_commit
+            and self.playback.idle()
+            and not self.listener.endpointer.in_speech
+            and self._bus.empty()
+            and not any(worker.busy() for worker in self._workers)
+        )
+
+    # ---- controller thread ----------------------------------------------------------
+
+    def _control(self) -> None:
+        while True:
+            item = self._bus.get()
+            if item is None:
+                return
+            try:
+                self._dispatch(item)
+            except Exception:
+                log.exception("controller failed on %r", type(item).__name__)
+
+    def _dispatch(self, item: object) -> None:
+        now = self.clock.now()
+        if isinstance(item, _SetMuted):
+            self._execute(self.machine.set_muted(item.muted, now))
+            return
+        if isinstance(item, _SetSystemPrompt):
+            live = self.machine.live_turn_id
+            if live is not None:
+                self._execute(self.machine.cancel_live(now, "persona changed"))
+            self.machine.conversation = Conversation(item.prompt)
+            self.warm()
+            return
+        event: PipelineEvent = item  # type: ignore[assignment]
+        self._observe(event)
+        self._execute(self.machine.handle(event))
+
+    def _observe(self, event: PipelineEvent) -> None:
+        self.recorder.observe(event)
+        for observer in self._observers:
+            try:
+                observer(event)
+            except Exception:
+                log.exception("observer failed")
+
+    def _execute(self, commands: list[Command]) -> None:
+        for command in commands:
+            match command:
+                case Publish():
+                    self._observe(command.event)
+                case StartTurn():
+                    self.live.turn_id = command.turn_id
+                    self.playback.begin(command.turn_id, held=command.held)
+                    self.transcriber.inbox.put(TranscribeJob(command.turn_id, command.audio))
+                case ReleaseTurn():
+                    self.playback.release(command.turn_id)
+                case CancelTurn():
+                    if self.live.turn_id == command.turn_id:
+                        self.live.turn_id = None
+                    self.playback.cancel(command.turn_id)
+                case Respond():
+                    self.responder.inbox.put(RespondJob(command.turn_id, command.messages))

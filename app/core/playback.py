@@ -1,0 +1,174 @@
+"""The playback queue between the synthesizer and the audio device.
+
+``pull`` runs on the audio device's callback thread: it only slices arrays under a lock
+held for microseconds and posts events with a non-blocking callback. A cancelled turn is
+dropped at the next pull, so playback stops within one device block. It also keeps track
+of how much of each chunk was played, which gives the heard part of an interrupted reply.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from app.core.events import (
+    FloatAudio,
+    PipelineEvent,
+    PlaybackEnded,
+    PlaybackLevel,
+    PlaybackStarted,
+)
+
+
+@dataclass
+class _Segment:
+    samples: FloatAudio
+    text: str
+    played: int = 0
+
+
+@dataclass
+class _TurnAudio:
+    held: bool
+    segments: deque[_Segment] = field(default_factory=deque)
+    heard: list[str] = field(default_factory=list)
+    finished: bool = False
+    started: bool = False
+
+
+def heard_part(text: str, fraction: float) -> str:
+    """The words of ``text`` a listener heard when ``fraction`` of its audio played."""
+    words = text.split()
+    return " ".join(words[: int(len(words) * max(0.0, min(1.0, fraction)) + 0.5)])
+
+
+class PlaybackQueue:
+    def __init__(
+        self,
+        sample_rate: int,
+        publish: Callable[[PipelineEvent], None],
+        level_interval_s: float = 0.02,
+    ) -> None:
+        self.sample_rate = sample_rate
+        self._publish = publish
+        self._lock = threading.Lock()
+        self._turns: dict[int, _TurnAudio] = {}
+        self._order: deque[int] = deque()
+        self._position = 0
+        self._level_every = max(1, int(level_interval_s * sample_rate))
+        self._since_level = 0
+        self.speaking = False
+
+    @property
+    def position_s(self) -> float:
+        return self._position / self.sample_rate
+
+    # ---- producer side (synthesizer / pipeline threads) ------------------------------
+
+    def begin(self, turn_id: int, held: bool) -> None:
+        with self._lock:
+            self._turns[turn_id] = _TurnAudio(held=held)
+            self._order.append(turn_id)
+
+    def enqueue(self, turn_id: int, samples: FloatAudio, text: str) -> None:
+        with self._lock:
+            turn = self._turns.get(turn_id)
+            if turn is not None and samples.size:
+                turn.segments.append(_Segment(samples, text))
+
+    def finish(self, turn_id: int) -> None:
+        """No more audio will come for this turn."""
+        ended = None
+        with self._lock:
+            turn = self._turns.get(turn_id)
+            if turn is None:
+                return
+            turn.finished = True
+            if not turn.segments and not turn.held:
+                ended = self._end(turn_id, interrupted=False)
+        if ended:
+            self._publish(ended)
+
+    def release(self, turn_id: int) -> None:
+        ended = None
+        with self._lock:
+            turn = self._turns.get(turn_id)
+            if turn is None:
+                return
+            turn.held = False
+            if turn.finished and not turn.segments:
+                ended = self._end(turn_id, interrupted=False)
+        if ended:
+            self._publish(ended)
+
+    def cancel(self, turn_id: int) -> None:
+        """Drop the turn's audio now; report what of it was heard."""
+        with self._lock:
+            if turn_id not in self._turns:
+                return
+            turn = self._turns[turn_id]
+            if turn.segments and turn.segments[0].played:
+                current = turn.segments[0]
+                partial = heard_part(current.text, current.played / current.samples.size)
+                if partial:
+                    turn.heard.append(partial)
+            turn.segments.clear()
+            ended = self._end(turn_id, interrupted=True)
+        self._publish(ended)
+
+    def idle(self) -> bool:
+        with self._lock:
+            return not self._turns
+
+    # ---- consumer side (audio callback) ---------------------------------------------
+
+    def pull(self, frames: int) -> FloatAudio:
+        out = np.zeros(frames, dtype=np.float32)
+        events: list[PipelineEvent] = []
+        with self._lock:
+            filled = 0
+            while filled < frames and self._order:
+                turn_id = self._order[0]
+                turn = self._turns[turn_id]
+                if turn.held or not turn.segments:
+                    if turn.finished and not turn.held:
+                        events.append(self._end(turn_id, interrupted=False))
+                        continue
+                    break
+                if not turn.started:
+                    turn.started = True
+                    start_at = (self._position + filled) / self.sample_rate
+                    events.append(PlaybackStarted(turn_id=turn_id, at=start_at))
+                segment = turn.segments[0]
+                take = min(frames - filled, segment.samples.size - segment.played)
+                out[filled : filled + take] = segment.samples[segment.played : segment.played + take]
+                segment.played += take
+                filled += take
+                if segment.played >= segment.samples.size:
+                    turn.heard.append(segment.text)
+                    turn.segments.popleft()
+            self._position += frames
+            self.speaking = filled > 0
+            self._since_level += frames
+            if self._since_level >= self._level_every:
+                self._since_level = 0
+                level = float(np.sqrt(np.mean(np.square(out)))) if frames else 0.0
+                events.append(PlaybackLevel(level=level, at=self._position / self.sample_rate))
+        for event in events:
+            self._publish(event)
+        return out
+
+    def _end(self, turn_id: int, interrupted: bool) -> PlaybackEnded:
+        turn = self._turns.pop(turn_id)
+        if turn_id in self._order:
+            self._order.remove(turn_id)
+        return PlaybackEnded(
+            turn_id=turn_id,
+            heard_text=" ".join(turn.heard),
+            interrupted=interrupted,
+            at=self._position / self.sample_rate,
+        )

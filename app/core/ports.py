@@ -1,0 +1,98 @@
+"""The small interfaces every engine implements (real adapters and fakes alike).
+
+Keeping each port to one or two methods is what lets one contract test suite run
+against the fake and the real small model, and lets the pipeline stay free of
+heavy libraries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from app.core.events import FloatAudio
+
+PIPELINE_SAMPLE_RATE = 16_000
+"""Rate of everything the listener and recognizer see."""
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class PromptStats:
+    """Reported by the language model before it yields its first token."""
+
+    prompt_tokens: int
+    reused_tokens: int
+
+
+class Clock(Protocol):
+    def now(self) -> float:
+        """Seconds on the pipeline timeline."""
+        ...
+
+
+class VoiceActivity(Protocol):
+    """Speech probability per fixed-size frame (Silero: 512 samples at 16 kHz)."""
+
+    frame_size: int
+
+    def probability(self, frame: FloatAudio) -> float: ...
+
+    def reset(self) -> None: ...
+
+
+class SpeechRecognizer(Protocol):
+    def transcribe(self, audio: FloatAudio) -> str:
+        """Text of 16 kHz mono float32 audio; empty string for no speech."""
+        ...
+
+
+class LanguageModel(Protocol):
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        cancelled: Callable[[], bool],
+        on_prompt: Callable[[PromptStats], None] | None = None,
+    ) -> Iterator[str]:
+        """Yield the reply piece by piece (one token each); stop as soon as
+        ``cancelled()`` is true, checked before every token."""
+        ...
+
+    def warm(self, messages: Sequence[ChatMessage]) -> PromptStats:
+        """Evaluate the prompt prefix now so the next turn starts fast."""
+        ...
+
+
+class SpeechSynthesizer(Protocol):
+    sample_rate: int
+
+    def synthesize(self, text: str) -> FloatAudio:
+        """Mono float32 audio of ``text`` at ``sample_rate``."""
+        ...
+
+
+PullAudio = Callable[[int], FloatAudio]
+"""Called by an audio sink with a frame count; returns exactly that many samples."""
+
+PushAudio = Callable[[FloatAudio], None]
+"""Called by an audio source with each captured block (pipeline rate, mono)."""
+
+
+class AudioSource(Protocol):
+    def start(self, push: PushAudio) -> None: ...
+
+    def stop(self) -> None: ...
+
+
+class AudioSink(Protocol):
+    sample_rate: int
+
+    def start(self, pull: PullAudio) -> None: ...
+
+    def stop(self) -> None: ...

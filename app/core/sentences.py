@@ -1,0 +1,327 @@
+"""Streaming sentence gate: LLM tokens in, speakable chunks out, for sentence-gated TTS.
+
+The synthesiser can only start once it holds a complete chunk, so time to first audio is
+set by how long the first chunk takes to arrive. The first chunk of a reply may therefore
+end at a clause boundary ("Well, I think that the answer is simple,") once it has a few
+words; later chunks end only at sentence ends, which sound natural and are ready long
+before the first one has finished playing.
+
+A boundary is confirmed by the next non-space character (or the end of the line or reply),
+so "3." may still become "3.14" and "Dr." is never cut. Markdown, emoji and
+``*stage directions*`` are removed first; an open markup span holds text back for at most
+``_SPAN_LIMIT`` characters. Every decision depends only on text that has already arrived,
+so any split of a reply into tokens gives the same chunks.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+_SENTENCE_ENDS = ".!?…。！？"  # noqa: RUF001 (full-width CJK marks)
+_CJK_SENTENCE_ENDS = "。！？"  # noqa: RUF001 (full-width CJK marks)
+_CLAUSE_MARKS = ",;:—、，；："  # noqa: RUF001 (full-width CJK marks)
+_SPACED_CLAUSE_MARKS = ",;:"  # need a space after them: "2,000" and "3:45" stay whole
+_CLOSERS = "\"')]}”’」』）"  # noqa: RUF001 (full-width CJK marks)
+_OPENERS = "\"'([{“‘「『（"  # noqa: RUF001 (full-width CJK marks)
+_NUMBERISH = "0123456789.,"
+_WORD_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "approx"}
+_ABBREVIATIONS = frozenset(_WORD_ABBREVIATIONS | {"e.g", "i.e", "u.s", "a.m", "p.m"})
+_NUMBER_ABBREVIATIONS = frozenset({"no"})  # "No. 5" holds together, "No. I won't." splits
+_CJK_CLAUSE_MIN_CHARS = 6
+_SPAN_LIMIT = 200
+_KEPT_SYMBOLS = frozenset("°")
+_LINE_MARKER = re.compile(r"[ \t]*(?:#{1,6}|[-*+>•]|\d{1,3}[.)])(?:[ \t]+|$)")
+_MARKER_PREFIX = re.compile(r"[ \t]*(?:#{1,6}|[-*+>•]|\d{1,3}[.)]?|`{1,2})?")
+
+# A markup step: (cleaned text, index after the construct), or None when more text is needed.
+_Step = tuple[str, int] | None
+
+
+@dataclass(frozen=True)
+class GateConfig:
+    first_clause_min_words: int = 4
+    """The first chunk may end at a clause mark (, ; : — and CJK) once it has this many words."""
+    min_chunk_chars: int = 2
+    """Shorter chunks are carried into the next one."""
+    max_chunk_chars: int = 300
+    """Force a split at a word boundary when no punctuation comes."""
+
+
+def _is_unspoken(ch: str) -> bool:
+    cp = ord(ch)
+    if ch in _KEPT_SYMBOLS:
+        return False
+    return (
+        unicodedata.category(ch) == "So"
+        or cp in (0x200D, 0x20E3, 0xFE0E, 0xFE0F)  # joiner, keycap, variation selectors
+        or 0x1F3FB <= cp <= 0x1F3FF  # skin tones
+        or 0xE0020 <= cp <= 0xE007F  # flag tags
+    )
+
+
+def _is_cjk(ch: str) -> bool:
+    return "\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
+
+
+def _run_end(text: str, pos: int, chars: str) -> int:
+    while pos < len(text) and text[pos] in chars:
+        pos += 1
+    return pos
+
+
+def _skip_spaces(text: str, pos: int) -> int:
+    while pos < len(text) and text[pos].isspace():
+        pos += 1
+    return pos
+
+
+def _find_char(raw: str, ch: str, start: int, final: bool) -> int | None:
+    """Index of ch within the span limit; -1 if it cannot come; None if more text is needed."""
+    limit = start + _SPAN_LIMIT
+    found = raw.find(ch, start, limit)
+    if found >= 0:
+        return found
+    return -1 if final or len(raw) >= limit else None
+
+
+def _find_closer(raw: str, start: int, marker: str, final: bool) -> int | None:
+    """Like ``_find_char`` for a run of ``*`` or backticks of exactly the opener's length."""
+    limit, pos = start + _SPAN_LIMIT, start
+    while True:
+        pos = raw.find(marker[0], pos, limit)
+        if pos < 0:
+            return -1 if final or len(raw) >= limit else None
+        end = _run_end(raw, pos, marker[0])
+        if end == len(raw) and not final:
+            return None
+        if end - pos == len(marker) and not (marker[0] == "*" and raw[pos - 1].isspace()):
+            return pos
+        pos = end
+
+
+def _emphasis(raw: str, pos: int, final: bool, tail: str) -> _Step:
+    """``*action*`` is dropped; ``*italic*`` / ``**bold**`` keep their inner text."""
+    start = _run_end(raw, pos, "*")
+    if start == len(raw) and not final:
+        return None
+    if start - pos > 3 or start == len(raw) or raw[start].isspace():
+        return raw[pos:start], start  # a literal asterisk ("2 * 3")
+    close = _find_closer(raw, start, raw[pos:start], final)
+    if close is None:
+        return None
+    if close < 0:
+        return raw[pos:start], start
+    inner, end = raw[start:close], close + (start - pos)
+    if start - pos == 1 and inner.islower() and len(inner.split()) <= 6:
+        if tail == "" or tail in _SENTENCE_ENDS:
+            return "", end  # starts a line or follows a sentence: a stage direction
+        after = _skip_spaces(raw, end)
+        if after == len(raw) and not final:
+            return None
+        if after == len(raw) or raw[after] in _SENTENCE_ENDS:
+            return "", end  # ends the line or the sentence
+    return _clean_inline(inner, 0, True, tail)[0], end
+
+
+def _code(raw: str, pos: int, final: bool) -> _Step:
+    start = _run_end(raw, pos, "`")
+    if start == len(raw) and not final:
+        return None
+    close = _find_closer(raw, start, raw[pos:start], final)
+    if close is None:
+        return None
+    if close < 0:
+        return "", start  # a stray backtick is not spoken
+    return raw[start:close], close + (start - pos)
+
+
+def _link(raw: str, pos: int, final: bool, tail: str) -> _Step:
+    """``[text](url)`` is spoken as ``text``; any other bracket is literal."""
+    close = _find_char(raw, "]", pos + 1, final)
+    if close is None or (close >= 0 and close + 1 == len(raw) and not final):
+        return None
+    if close >= 0 and raw.startswith("(", close + 1):
+        end = _find_char(raw, ")", close + 2, final)
+        if end is None:
+            return None
+        if end >= 0:
+            return _clean_inline(raw[pos + 1 : close], 0, True, tail)[0], end + 1
+    return "[", pos + 1
+
+
+def _clean_inline(raw: str, pos: int, final: bool, tail: str) -> tuple[str, int, str]:
+    """Clean raw[pos:] up to the first markup span that needs more text to be resolved.
+
+    ``tail`` is the last non-space character written on this line ("" at its start).
+    Returns the cleaned text, where cleaning stopped, and the new tail.
+    """
+    parts: list[str] = []
+    while pos < len(raw):
+        ch = raw[pos]
+        step: _Step
+        if ch == "*":
+            step = _emphasis(raw, pos, final, tail)
+        elif ch == "`":
+            step = _code(raw, pos, final)
+        elif ch == "[":
+            step = _link(raw, pos, final, tail)
+        else:
+            step = ("" if _is_unspoken(ch) else ch), pos + 1
+        if step is None:
+            break
+        text, pos = step
+        parts.append(text)
+        tail = text.rstrip()[-1:] or tail
+    return "".join(parts), pos, tail
+
+
+def _sentence_end(text: str, start: int, run_end: int, end: int, final: bool) -> bool | None:
+    """Whether the terminator run text[start:run_end] (closers up to end) ends a sentence."""
+    follower_at = _skip_spaces(text, end)
+    if follower_at == len(text):
+        return True if final else None
+    run = text[start:run_end]
+    if any(ch in _CJK_SENTENCE_ENDS for ch in run):
+        return True
+    if follower_at == end:
+        return False  # no space after it: 3.14, e.g., U.S., example.com
+    follower = text[follower_at]
+    if "…" in run or ".." in run:
+        return not follower.islower()
+    if run != ".":
+        return True  # "!", "?", "?!"
+    if follower.islower():
+        return False  # "approx. five", "fig. three"
+    before = text[:start].split()
+    word = before[-1].lstrip(_OPENERS) if before else ""
+    if word.lower() in _ABBREVIATIONS or (len(word) == 1 and word.isupper()):
+        return False  # "Dr. Smith", "J. R. R. Tolkien"
+    return not (word.lower() in _NUMBER_ABBREVIATIONS and follower.isdigit())
+
+
+def _forced_end(text: str, lead: int, limit: int) -> int:
+    """Cut an over-long chunk at the last safe space before limit, else inside a word."""
+    for cut in range(limit, lead + 1, -1):
+        if text[cut].isspace() and not text[cut - 1].isspace():
+            word = text[lead:cut].split()[-1].lstrip(_OPENERS)
+            if not (word.endswith(".") and word[:-1].lower() in _ABBREVIATIONS):
+                return cut
+    cut = limit
+    while cut > lead + 1 and text[cut - 1] in _NUMBERISH and text[cut] in _NUMBERISH:
+        cut -= 1
+    return limit if cut == lead + 1 else cut
+
+
+class SentenceGate:
+    """Push LLM tokens, get speakable chunks; call ``flush`` at the end of each reply."""
+
+    def __init__(self, config: GateConfig | None = None) -> None:
+        self._config = config or GateConfig()
+        self._reset()
+
+    def _reset(self) -> None:
+        self._raw = ""  # unresolved raw text of the current line
+        self._line_start, self._skip_line, self._tail = True, False, ""
+        self._pending = ""  # cleaned text not yet emitted
+        self._carry = ""  # a too-short chunk, spoken with the next one
+        self._first = True
+
+    def push(self, token: str) -> list[str]:
+        """Returns the chunks this token completed (often none)."""
+        chunks: list[str] = []
+        self._raw += token
+        while "\n" in self._raw:
+            self._raw, _, rest = self._raw.partition("\n")
+            self._drain(final=True)
+            chunks += self._segment(final=True)
+            self._raw = rest
+            self._line_start, self._skip_line, self._tail = True, False, ""
+        self._drain(final=False)
+        return chunks + self._segment(final=False)
+
+    def flush(self) -> list[str]:
+        """End of reply: returns the remainder (if speakable) and resets the gate."""
+        self._drain(final=True)
+        chunks = self._segment(final=True)
+        self._reset()
+        return chunks
+
+    def _drain(self, final: bool) -> None:
+        """Move the resolved prefix of the current line, cleaned, into the pending text."""
+        raw, pos = self._raw, 0
+        if self._line_start:
+            if not final and _MARKER_PREFIX.fullmatch(raw):
+                return  # "1" may become "1. " and "-" may become "- "
+            self._line_start = False
+            self._skip_line = raw.lstrip().startswith("```")
+            marker = _LINE_MARKER.match(raw)
+            pos = marker.end() if marker else 0
+        if self._skip_line:
+            self._raw = ""
+            return
+        text, pos, self._tail = _clean_inline(raw, pos, final, self._tail)
+        self._pending += text
+        self._raw = raw[pos:]
+
+    def _segment(self, final: bool) -> list[str]:
+        chunks: list[str] = []
+        while (end := self._find_end(self._pending, final)) is not None:
+            self._emit(self._pending[:end], chunks)
+            self._pending = self._pending[end:]
+        if final:  # the end of a line or reply ends the chunk
+            self._emit(self._pending, chunks)
+            self._pending = ""
+        return chunks
+
+    def _emit(self, piece: str, chunks: list[str]) -> None:
+        text = " ".join(f"{self._carry} {piece}".split())
+        if not any(ch.isalnum() for ch in text):
+            return  # nothing to say ("---", a lone "*")
+        if len(text) < self._config.min_chunk_chars:
+            self._carry = text
+            return
+        chunks.append(text)
+        self._carry, self._first = "", False
+
+    def _find_end(self, text: str, final: bool) -> int | None:
+        """End of the first confirmed chunk in text; None to wait for more."""
+        lead = _skip_spaces(text, 0)
+        limit = lead + self._config.max_chunk_chars
+        pos = lead
+        while pos < len(text):
+            if pos >= limit:
+                return _forced_end(text, lead, limit)
+            verdict: bool | None
+            if text[pos] in _SENTENCE_ENDS:
+                run_end = _run_end(text, pos, _SENTENCE_ENDS)
+                end = _run_end(text, run_end, _CLOSERS)
+                verdict = _sentence_end(text, pos, run_end, end, final)
+            elif self._first and text[pos] in _CLAUSE_MARKS:
+                end = _run_end(text, pos, _CLAUSE_MARKS)
+                verdict = self._clause_end(text, end, final)
+            else:
+                pos += 1
+                continue
+            if verdict is None or verdict:
+                return None if verdict is None else end
+            pos = end
+        return None
+
+    def _clause_end(self, text: str, end: int, final: bool) -> bool | None:
+        head = text[:end]
+        words = sum(1 for word in head.split() if any(ch.isalnum() for ch in word))
+        cjk = sum(1 for ch in head if _is_cjk(ch))
+        if words < self._config.first_clause_min_words and cjk < _CJK_CLAUSE_MIN_CHARS:
+            return False
+        follower_at = _skip_spaces(text, end)
+        if follower_at == len(text):
+            return True if final else None
+        return not (text[end - 1] in _SPACED_CLAUSE_MARKS and follower_at == end)
+
+
+def speakable_text(text: str) -> str:
+    """The gate's cleaning applied to a whole text: what would be spoken, on one line."""
+    gate = SentenceGate()
+    return " ".join(gate.push(text) + gate.flush())

@@ -1,0 +1,286 @@
+"""The worker stages of a turn, each a thread with an inbox.
+
+Each stage checks the live turn before and during its work, so a barge-in or a resumed
+utterance stops the work in flight (the LLM within one token, TTS before the next chunk).
+Errors become ``StageFailed`` events instead of killing the thread.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.core.endpointing import Endpointer
+from app.core.events import (
+    FloatAudio,
+    InputLevel,
+    PipelineEvent,
+    PrefixReuse,
+    ReplyChunk,
+    ReplyFinished,
+    SpeechAudio,
+    StageFailed,
+    TokenDelta,
+    Transcript,
+)
+from app.core.playback import PlaybackQueue
+from app.core.ports import (
+    ChatMessage,
+    Clock,
+    LanguageModel,
+    PromptStats,
+    SpeechRecognizer,
+    SpeechSynthesizer,
+    VoiceActivity,
+)
+from app.core.sentences import SentenceGate
+
+log = logging.getLogger(__name__)
+
+Publish = Callable[[PipelineEvent], None]
+
+
+class LiveTurn:
+    """The one turn whose work is still wanted. Reads and writes are atomic ints."""
+
+    def __init__(self) -> None:
+        self.turn_id: int | None = None
+
+    def is_live(self, turn_id: int) -> bool:
+        return self.turn_id == turn_id
+
+
+class _Stop:
+    pass
+
+
+_STOP = _Stop()
+
+
+class Worker:
+    """A thread draining an inbox; subclasses implement ``handle``."""
+
+    name = "worker"
+
+    def __init__(self, publish: Publish) -> None:
+        self.publish = publish
+        self.inbox: queue.Queue[object] = queue.Queue()
+        self._handling = False
+        self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        self.inbox.put(_STOP)
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def busy(self) -> bool:
+        """Work is queued or in progress."""
+        return self._handling or not self.inbox.empty()
+
+    def _run(self) -> None:
+        while True:
+            item = self.inbox.get()
+            if isinstance(item, _Stop):
+                return
+            self._handling = True
+            try:
+                self.handle(item)
+            except Exception as exc:
+                log.exception("%s failed", self.name)
+                turn_id = getattr(item, "turn_id", None)
+                self.publish(StageFailed(self.name, str(exc) or type(exc).__name__, turn_id))
+            finally:
+                self._handling = False
+
+    def handle(self, item: object) -> None:
+        raise NotImplementedError
+
+
+class Listener(Worker):
+    """Frames microphone audio for the VAD and runs the endpointer."""
+
+    name = "listener"
+
+    def __init__(
+        self,
+        publish: Publish,
+        vad: VoiceActivity,
+        endpointer: Endpointer,
+        playback: PlaybackQueue,
+        level_interval_s: float = 0.05,
+    ) -> None:
+        super().__init__(publish)
+        self.vad = vad
+        self.endpointer = endpointer
+        self.playback = playback
+        self.muted = False
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._samples = 0
+        self._level_every = int(level_interval_s * endpointer.config.sample_rate)
+        self._since_level = 0
+
+    def set_muted(self, muted: bool) -> None:
+        self.inbox.put(("mute", muted))
+
+    def handle(self, item: object) -> None:
+        if isinstance(item, tuple):
+            self.muted = bool(item[1])
+            self.endpointer.reset()
+            self.vad.reset()
+            return
+        assert isinstance(item, np.ndarray)
+        self._pending = np.concatenate([self._pending, item.astype(np.float32, copy=False)])
+        size = self.vad.frame_size
+        while self._pending.size >= size:
+            frame, self._pending = self._pending[:size], self._pending[size:]
+            self._frame(frame)
+
+    def _frame(self, frame: FloatAudio) -> None:
+        self._samples += frame.size
+        self._since_level += frame.size
+        rate = self.endpointer.config.sample_rate
+        if self._since_level >= self._level_every:
+            self._since_level = 0
+            level = 0.0 if self.muted else float(np.sqrt(np.mean(np.square(frame))))
+            self.publish(InputLevel(level=level, at=self._samples / rate))
+        probability = 0.0 if self.muted else self.vad.probability(frame)
+        self.endpointer.assistant_speaking = self.playback.speaking
+        for event in self.endpointer.feed(frame, probability):
+            self.publish(event)
+
+
+@dataclass(frozen=True)
+class TranscribeJob:
+    turn_id: int
+    audio: FloatAudio
+
+
+class Transcriber(Worker):
+    name = "asr"
+
+    def __init__(self, publish: Publish, asr: SpeechRecognizer, live: LiveTurn, clock: Clock):
+        super().__init__(publish)
+        self.asr, self.live, self.clock = asr, live, clock
+
+    def handle(self, item: object) -> None:
+        assert isinstance(item, TranscribeJob)
+        if not self.live.is_live(item.turn_id):
+            return
+        text = self.asr.transcribe(item.audio)
+        if self.live.is_live(item.turn_id):
+            self.publish(Transcript(item.turn_id, text, self.clock.now()))
+
+
+@dataclass(frozen=True)
+class RespondJob:
+    turn_id: int
+    messages: list[ChatMessage]
+
+
+@dataclass(frozen=True)
+class WarmJob:
+    messages: list[ChatMessage]
+
+
+@dataclass(frozen=True)
+class EndOfReply:
+    turn_id: int
+
+
+class Responder(Worker):
+    """Streams the LLM through the sentence gate into the synthesizer's inbox."""
+
+    name = "llm"
+
+    def __init__(
+        self,
+        publish: Publish,
+        llm: LanguageModel,
+        live: LiveTurn,
+        clock: Clock,
+        synthesizer_inbox: queue.Queue[object],
+    ) -> None:
+        super().__init__(publish)
+        self.llm, self.live, self.clock = llm, live, clock
+        self.synthesizer_inbox = synthesizer_inbox
+
+    def handle(self, item: object) -> None:
+        if isinstance(item, WarmJob):
+            stats = self.llm.warm(item.messages)
+            log.info("warmed persona prefix: %d tokens", stats.prompt_tokens)
+            return
+        assert isinstance(item, RespondJob)
+        turn_id = item.turn_id
+        if not self.live.is_live(turn_id):
+            return
+        gate = SentenceGate()
+        reply: list[str] = []
+        chunks = 0
+
+        def report(stats: PromptStats) -> None:
+            self.publish(PrefixReuse(turn_id, stats.prompt_tokens, stats.reused_tokens))
+
+        def emit(texts: list[str]) -> None:
+            nonlocal chunks
+            for text in texts:
+                chunk = ReplyChunk(turn_id, chunks, text, self.clock.now())
+                chunks += 1
+                self.synthesizer_inbox.put(chunk)
+                self.publish(chunk)
+
+        def cancelled() -> bool:
+            return not self.live.is_live(turn_id)
+
+        try:
+            for piece in self.llm.stream(item.messages, cancelled, report):
+                self.publish(TokenDelta(turn_id, piece, self.clock.now(), first=not reply))
+                reply.append(piece)
+                emit(gate.push(piece))
+            if not cancelled():
+                emit(gate.flush())
+        finally:
+            self.synthesizer_inbox.put(EndOfReply(turn_id))
+            self.publish(
+                ReplyFinished(turn_id, "".join(reply), chunks, self.clock.now(), cancelled())
+            )
+
+
+class Synthesizer(Worker):
+    name = "tts"
+
+    def __init__(
+        self,
+        publish: Publish,
+        tts: SpeechSynthesizer,
+        live: LiveTurn,
+        clock: Clock,
+        playback: PlaybackQueue,
+    ) -> None:
+        super().__init__(publish)
+        self.tts, self.live, self.clock, self.playback = tts, live, clock, playback
+
+    def handle(self, item: object) -> None:
+        if isinstance(item, EndOfReply):
+            self.playback.finish(item.turn_id)
+            return
+        assert isinstance(item, ReplyChunk)
+        if not self.live.is_live(item.turn_id):
+            return
+        samples = self.tts.synthesize(item.text)
+        if not self.live.is_live(item.turn_id):
+            return
+        self.publish(
+            SpeechAudio(
+                item.turn_id, item.index, item.text, samples, self.tts.sample_rate,
+                self.clock.now(),
+            )
+        )
+        self.playback.enqueue(item.turn_id, samples, item.text)

@@ -1,0 +1,262 @@
+"""The turn state machine: who is talking, which turn is live, what to do next.
+
+Pure: events in, commands out. The pipeline executes the commands (start recognition,
+release or flush playback...) and feeds back what the stages report. Because it owns
+no threads or clocks it is tested by calling it.
+
+Speculative turns: at the first pause in the user's speech a turn starts with its audio
+*held*; if the pause becomes an end of turn the held reply is released (it is often
+already synthesized), and if the user speaks on, the turn is cancelled and discarded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.core.conversation import Conversation
+from app.core.events import (
+    AssistantState,
+    BargeIn,
+    FloatAudio,
+    PipelineEvent,
+    PlaybackEnded,
+    PlaybackStarted,
+    SpeechPaused,
+    SpeechResumed,
+    SpeechStarted,
+    StageFailed,
+    StateChanged,
+    Transcript,
+    TurnCancelled,
+    TurnCommitted,
+    TurnConfirmed,
+    TurnStarted,
+    UtteranceEnded,
+)
+from app.core.ports import ChatMessage
+
+
+@dataclass(frozen=True)
+class StartTurn:
+    turn_id: int
+    audio: FloatAudio
+    held: bool
+
+
+@dataclass(frozen=True)
+class ReleaseTurn:
+    turn_id: int
+
+
+@dataclass(frozen=True)
+class CancelTurn:
+    turn_id: int
+
+
+@dataclass(frozen=True)
+class Respond:
+    turn_id: int
+    messages: list[ChatMessage]
+
+
+@dataclass(frozen=True)
+class Publish:
+    event: PipelineEvent
+
+
+Command = StartTurn | ReleaseTurn | CancelTurn | Respond | Publish
+
+
+@dataclass
+class _Turn:
+    turn_id: int
+    confirmed: bool
+    user_text: str | None = None
+    abandoned: bool = False
+
+
+@dataclass
+class TurnMachine:
+    conversation: Conversation
+    speculative: bool = True
+    barge_in: bool = True
+    state: AssistantState = AssistantState.IDLE
+    muted: bool = False
+    _active: _Turn | None = None
+    _next_id: int = 1
+    _user_speaking: bool = False
+    _awaiting_commit: dict[int, str] = field(default_factory=dict)
+
+    @property
+    def live_turn_id(self) -> int | None:
+        return self._active.turn_id if self._active else None
+
+    @property
+    def awaiting_commit(self) -> bool:
+        """A confirmed turn's playback has not ended yet."""
+        return bool(self._awaiting_commit)
+
+    def cancel_live(self, at: float, reason: str) -> list[Command]:
+        return self._cancel(at, reason)
+
+    def set_muted(self, muted: bool, at: float) -> list[Command]:
+        self.muted = muted
+        commands: list[Command] = []
+        if muted:
+            self._user_speaking = False
+            if self._active and not self._active.confirmed:
+                commands += self._cancel(at, "muted")
+            return [*commands, *self._set_state(AssistantState.MUTED, at)]
+        return self._settle(at)
+
+    def handle(self, event: PipelineEvent) -> list[Command]:
+        """React to one pipeline event; events of stale turns are ignored."""
+        match event:
+            case SpeechStarted():
+                return self._on_speech_started(event)
+            case SpeechPaused():
+                return self._on_pause(event)
+            case SpeechResumed():
+                return self._on_resume(event)
+            case UtteranceEnded():
+                return self._on_end_of_turn(event)
+            case Transcript():
+                return self._on_transcript(event)
+            case PlaybackStarted():
+                if self._is_live_confirmed(event.turn_id):
+                    return self._set_state(AssistantState.SPEAKING, event.at)
+                return []
+            case PlaybackEnded():
+                return self._on_playback_ended(event)
+            case StageFailed():
+                return self._on_failure(event)
+            case _:
+                return []
+
+    # ---- handlers -------------------------------------------------------------------
+
+    def _on_speech_started(self, event: SpeechStarted) -> list[Command]:
+        if self.muted:
+            return []
+        self._user_speaking = True
+        commands: list[Command] = []
+        if self._active and self._active.confirmed and self.barge_in:
+            turn_id = self._active.turn_id
+            commands.append(Publish(BargeIn(turn_id=turn_id, at=event.at)))
+            commands += self._cancel(event.at, "barge-in")
+        if self._active is None:
+            commands += self._set_state(AssistantState.LISTENING, event.at)
+        return commands
+
+    def _on_pause(self, event: SpeechPaused) -> list[Command]:
+        if self.muted or not self.speculative or self._active is not None:
+            return []
+        return self._start(event.audio, event.at, event.speech_start, event.speech_end, True)
+
+    def _on_resume(self, event: SpeechResumed) -> list[Command]:
+        if self._active and not self._active.confirmed:
+            return self._cancel(event.at, "user resumed")
+        return []
+
+    def _on_end_of_turn(self, event: UtteranceEnded) -> list[Command]:
+        self._user_speaking = False
+        if self.muted:
+            return []
+        active = self._active
+        if active is not None and not active.confirmed:
+            if active.abandoned:
+                self._active = None
+                return self._settle(event.at)
+            active.confirmed = True
+            if active.user_text is not None:
+                self._awaiting_commit[active.turn_id] = active.user_text
+            return [
+                Publish(
+                    TurnConfirmed(active.turn_id, event.at, event.speech_start, event.speech_end)
+                ),
+                ReleaseTurn(active.turn_id),
+                *self._set_state(AssistantState.THINKING, event.at),
+            ]
+        if active is not None:
+            return []  # a confirmed turn is still answering; barge-in is off
+        commands = self._start(event.audio, event.at, event.speech_start, event.speech_end, False)
+        return [*commands, *self._set_state(AssistantState.THINKING, event.at)]
+
+    def _on_transcript(self, event: Transcript) -> list[Command]:
+        active = self._active
+        if active is None or active.turn_id != event.turn_id:
+            return []
+        text = event.text.strip()
+        if not text:
+            active.abandoned = True
+            if active.confirmed:
+                self._active = None
+                return [Publish(TurnCancelled(active.turn_id, event.at, "no words")),
+                        *self._settle(event.at)]
+            return []
+        active.user_text = self.conversation.user_text_for(text)
+        if active.confirmed:
+            self._awaiting_commit[active.turn_id] = active.user_text
+        return [Respond(active.turn_id, self.conversation.messages_for(active.user_text))]
+
+    def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
+        user_text = self._awaiting_commit.pop(event.turn_id, None)
+        commands: list[Command] = []
+        if user_text is not None:
+            self.conversation.commit(user_text, event.heard_text)
+            commands.append(
+                Publish(TurnCommitted(event.turn_id, user_text, event.heard_text, ""))
+            )
+        if self._active and self._active.turn_id == event.turn_id and self._active.confirmed:
+            self._active = None
+            commands += self._settle(event.at)
+        return commands
+
+    def _on_failure(self, event: StageFailed) -> list[Command]:
+        commands: list[Command] = []
+        if self._active and event.turn_id == self._active.turn_id:
+            commands += self._cancel(0.0, f"{event.stage} failed")
+        return [*commands, *self._set_state(AssistantState.ERROR, 0.0)]
+
+    # ---- helpers --------------------------------------------------------------------
+
+    def _is_live_confirmed(self, turn_id: int) -> bool:
+        return bool(self._active and self._active.turn_id == turn_id and self._active.confirmed)
+
+    def _start(
+        self, audio: FloatAudio, at: float, speech_start: float, speech_end: float, held: bool
+    ) -> list[Command]:
+        turn = _Turn(turn_id=self._next_id, confirmed=not held)
+        self._next_id += 1
+        self._active = turn
+        started = TurnStarted(turn.turn_id, at, speech_start, speech_end, speculative=held)
+        commands: list[Command] = [Publish(started)]
+        if not held:
+            commands.append(
+                Publish(TurnConfirmed(turn.turn_id, at, speech_start, speech_end))
+            )
+        commands.append(StartTurn(turn.turn_id, audio, held))
+        return commands
+
+    def _cancel(self, at: float, reason: str) -> list[Command]:
+        """Cancel the live turn. A confirmed one still gets committed (with what was
+        heard) when the speaker reports PlaybackEnded for it."""
+        active = self._active
+        if active is None:
+            return []
+        self._active = None
+        return [Publish(TurnCancelled(active.turn_id, at, reason)), CancelTurn(active.turn_id)]
+
+    def _settle(self, at: float) -> list[Command]:
+        if self.muted:
+            return self._set_state(AssistantState.MUTED, at)
+        if self._active is not None:
+            return []
+        idle = AssistantState.LISTENING if self._user_speaking else AssistantState.IDLE
+        return self._set_state(idle, at)
+
+    def _set_state(self, state: AssistantState, at: float) -> list[Command]:
+        if state is self.state:
+            return []
+        self.state = state
+        return [Publish(StateChanged(state, at))]

@@ -1,0 +1,96 @@
+"""Builds the four engines from the resolved models (or the fakes).
+
+This is the one place that decides which adapter serves a role; the pipeline only sees
+the ports.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from app.core.pipeline import Engines
+from app.core.ports import ChatMessage, SpeechSynthesizer
+
+log = logging.getLogger(__name__)
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class EngineChoice:
+    """What the user asked for; None means "resolve the best available model"."""
+
+    fake: bool = False
+    llm: Path | None = None
+    asr: Path | None = None
+    tts: Path | None = None
+    n_gpu_layers: int | None = None
+    tts_voice: str | None = None
+    tts_speed: float = 1.0
+
+
+def _note(progress: Progress | None, message: str) -> None:
+    log.info(message)
+    if progress is not None:
+        progress(message)
+
+
+def build_engines(choice: EngineChoice, progress: Progress | None = None) -> Engines:
+    """Load every engine; raises EngineLoadError / ModelError with a one-line message."""
+    if choice.fake:
+        from app.adapters.fakes import (
+            FakeLanguageModel,
+            FakeRecognizer,
+            FakeSynthesizer,
+            FakeVoiceActivity,
+        )
+
+        return Engines(FakeVoiceActivity(), FakeRecognizer(), FakeLanguageModel(), FakeSynthesizer())
+
+    from app.adapters.llama_llm import LlamaLanguageModel
+    from app.adapters.silero_vad import SileroVad
+    from app.adapters.whisper_asr import WhisperRecognizer
+    from app.models.resolve import resolve
+
+    started = time.perf_counter()
+    _note(progress, "Loading voice activity detector")
+    vad = SileroVad(resolve("vad").path)
+    _note(progress, "Loading speech recognizer")
+    asr_model = resolve("asr", explicit=choice.asr)
+    asr = WhisperRecognizer(asr_model.path)
+    _note(progress, "Loading language model")
+    llm_model = resolve("llm", explicit=choice.llm)
+    llm = LlamaLanguageModel(llm_model.path, n_gpu_layers=choice.n_gpu_layers)
+    _note(progress, "Loading voice")
+    tts_model = resolve("tts", explicit=choice.tts)
+    tts = _synthesizer(tts_model.path, choice)
+    _note(progress, f"Engines ready in {time.perf_counter() - started:.1f} s")
+    return Engines(vad=vad, asr=asr, llm=llm, tts=tts)
+
+
+def _synthesizer(path: Path, choice: EngineChoice) -> SpeechSynthesizer:
+    if path.name.startswith("kokoro"):
+        from app.adapters.kokoro_tts import KokoroSynthesizer
+
+        voices = path.parent / "voices-v1.0.bin"
+        return KokoroSynthesizer(path, voices, voice=choice.tts_voice or "af_heart",
+                                 speed=choice.tts_speed)
+    from app.adapters.piper_tts import PiperSynthesizer
+
+    return PiperSynthesizer(path, length_scale=1.0 / choice.tts_speed)
+
+
+def warm_engines(engines: Engines, system_prompt: str) -> None:
+    """Run each engine once so the first turn pays no first-call costs
+    (ONNX graph optimisation, CTranslate2 allocation, the persona's prompt prefix)."""
+    engines.tts.synthesize("Hello.")
+    engines.asr.transcribe(np.zeros(16_000, dtype=np.float32))
+    engines.vad.probability(np.zeros(engines.vad.frame_size, dtype=np.float32))
+    engines.vad.reset()
+    engines.llm.warm([ChatMessage("system", system_prompt)])

@@ -1,0 +1,183 @@
+"""The model manifest (models/manifest.toml) as typed objects.
+
+The manifest is data, not code, so the list of known models can change without touching the
+resolver or the downloader; pydantic rejects a malformed manifest with a precise message.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import tomllib
+from pathlib import Path
+from typing import Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from app.models.errors import ModelError
+from app.models.paths import bundle_root, repo_root
+
+log = logging.getLogger(__name__)
+
+Role = Literal["llm", "asr", "tts", "vad"]
+ROLES: tuple[Role, ...] = get_args(Role)
+Source = Literal["hf", "url", "package"]
+
+PRODUCTION = "production"
+EMBEDDED = "embedded"
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class ModelFile(BaseModel):
+    """One file of a model, relative to the entry's folder."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    size: int | None = Field(default=None, ge=0)
+    sha256: str = ""
+    url: str | None = None  # overrides base_url/name for `url` entries
+
+    @field_validator("sha256")
+    @classmethod
+    def _hex_or_empty(cls, value: str) -> str:
+        value = value.strip().lower()
+        if value and not _SHA256.match(value):
+            raise ValueError("sha256 must be 64 hex digits or empty")
+        return value
+
+
+class ModelEntry(BaseModel):
+    """One variant of one role: where it comes from, which files it has, what the app loads."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    variant: str
+    title: str
+    source: Source
+    repo: str | None = None
+    revision: str = "main"
+    base_url: str | None = None
+    package: str | None = None
+    dir: str | None = None
+    main: str
+    licence: str = ""
+    files: tuple[ModelFile, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _source_fields(self) -> ModelEntry:
+        needed = {"hf": ("repo", "dir"), "url": ("dir",), "package": ("package",)}[self.source]
+        missing = [name for name in needed if not getattr(self, name)]
+        if missing:
+            raise ValueError(f"{self.source} entry needs {', '.join(missing)}")
+        if self.source == "url" and not self.base_url and any(f.url is None for f in self.files):
+            raise ValueError("url entry needs base_url or a url per file")
+        return self
+
+    @property
+    def downloadable(self) -> bool:
+        """True for entries fetched from the network (hf or url)."""
+        return self.source != "package"
+
+    @property
+    def total_size(self) -> int | None:
+        """Sum of the manifest sizes, or None when some size is unknown."""
+        sizes = [f.size for f in self.files]
+        return None if any(s is None for s in sizes) else sum(s for s in sizes if s is not None)
+
+    @property
+    def known_size(self) -> int:
+        """Sum of the sizes the manifest knows (a lower bound when some are missing)."""
+        return sum(f.size or 0 for f in self.files)
+
+    def file_url(self, file: ModelFile, endpoint: str | None = None) -> str:
+        """Where to download one file of a downloadable entry."""
+        if file.url:
+            return file.url
+        if self.source == "url" and self.base_url:
+            return self.base_url.rstrip("/") + "/" + file.name
+        if self.source == "hf" and self.repo:
+            from huggingface_hub import hf_hub_url
+
+            return str(hf_hub_url(self.repo, file.name, revision=self.revision, endpoint=endpoint))
+        raise ModelError(f"{self.role} model {self.variant!r} is not downloadable")
+
+
+class Catalog(BaseModel):
+    """All entries, by role and then by variant, in manifest order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    schema_version: int = 1
+    roles: dict[Role, dict[str, ModelEntry]]
+
+    @model_validator(mode="after")
+    def _every_role_embedded(self) -> Catalog:
+        for role in ROLES:
+            if EMBEDDED not in self.roles.get(role, {}):
+                raise ValueError(f"role {role!r} has no embedded entry")
+        return self
+
+    def entry(self, role: Role, variant: str = PRODUCTION) -> ModelEntry:
+        """One entry; ModelError names the known variants when it is absent."""
+        variants = self.roles.get(role, {})
+        if variant not in variants:
+            known = ", ".join(variants) or "none"
+            raise ModelError(f"no {role} model variant {variant!r} (known: {known})")
+        return variants[variant]
+
+    def downloadable(self, role: Role) -> list[ModelEntry]:
+        """Entries of a role fetched from the network, production first."""
+        return [e for e in self.roles.get(role, {}).values() if e.downloadable]
+
+
+def default_manifest_path() -> Path:
+    """The built-in copy of the manifest, used when the app runs installed."""
+    return Path(__file__).with_name("default_manifest.toml")
+
+
+def manifest_candidates() -> list[Path]:
+    """Where the manifest may be, first match wins: checkout, frozen bundle, built-in copy."""
+    paths = [repo_root() / "models" / "manifest.toml"]
+    bundle = bundle_root()
+    if bundle is not None:
+        paths.append(bundle / "models" / "manifest.toml")
+    paths.append(default_manifest_path())
+    return paths
+
+
+def parse_catalog(data: dict[str, Any]) -> Catalog:
+    """Build a Catalog from the manifest's TOML tables."""
+    roles: dict[str, dict[str, Any]] = {}
+    schema_version = data.get("schema_version", 1)
+    for role, variants in data.items():
+        if role == "schema_version":
+            continue
+        if not isinstance(variants, dict):
+            raise ModelError(f"model manifest: [{role}] must be a table of variants")
+        roles[role] = {
+            name: {**fields, "role": role, "variant": name} for name, fields in variants.items()
+        }
+    try:
+        return Catalog.model_validate({"schema_version": schema_version, "roles": roles})
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ModelError(f"model manifest is invalid at {where}: {first['msg']}") from exc
+
+
+def load_catalog(path: Path | None = None) -> Catalog:
+    """Load the manifest from `path`, or from the first place it is found."""
+    if path is None:
+        path = next((p for p in manifest_candidates() if p.is_file()), default_manifest_path())
+    log.debug("loading model manifest %s", path)
+    try:
+        with path.open("rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError as exc:
+        raise ModelError(f"model manifest not found: {path}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ModelError(f"model manifest {path} is not valid TOML: {exc}") from exc
+    return parse_catalog(data)

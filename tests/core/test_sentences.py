@@ -1,0 +1,210 @@
+"""Tests for the streaming sentence gate (app.core.sentences)."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from app.core.sentences import GateConfig, SentenceGate, speakable_text
+
+SENTENCE_END = re.compile(r"[.!?…。！？][\"')\]}”’」』）]*$")  # noqa: RUF001
+ABBREVIATIONS = ["Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "Sr.", "Jr.", "St.", "vs.", "etc."]
+ABBREVIATIONS += ["e.g.", "i.e.", "U.S.", "a.m.", "p.m.", "approx."]
+
+
+def chunks_of(tokens: list[str], config: GateConfig | None = None) -> list[str]:
+    gate = SentenceGate(config)
+    out: list[str] = []
+    for token in tokens:
+        out += gate.push(token)
+    return out + gate.flush()
+
+
+def split_at(text: str, cuts: list[int]) -> list[str]:
+    bounds = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
+    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+def normalise(text: str) -> str:
+    return " ".join(text.split())
+
+
+# --- concrete examples -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Hello there, how are you doing today? I am fine.",
+            ["Hello there, how are you doing today?", "I am fine."],
+        ),
+        (
+            "Well, I think that the answer is simple, really. Yes.",
+            ["Well, I think that the answer is simple,", "really.", "Yes."],
+        ),
+        ("Pi is 3.14 roughly. Next.", ["Pi is 3.14 roughly.", "Next."]),
+        (
+            "Dr. Smith arrived at 5 p.m. today. Then...",
+            ["Dr. Smith arrived at 5 p.m. today.", "Then..."],
+        ),
+        ("こんにちは。元気ですか？", ["こんにちは。", "元気ですか？"]),  # noqa: RUF001
+        (
+            "今日はとても良い天気ですね、散歩に行きましょう。",
+            ["今日はとても良い天気ですね、", "散歩に行きましょう。"],
+        ),
+        ("J. R. R. Tolkien wrote it. Yes.", ["J. R. R. Tolkien wrote it.", "Yes."]),
+        ("It costs 2,000 at 3:45 today. Ok.", ["It costs 2,000 at 3:45 today.", "Ok."]),
+        ("See No. 5 on the list. No. I refuse.", ["See No. 5 on the list.", "No.", "I refuse."]),
+        ("Well... maybe not. Wait... What?", ["Well... maybe not.", "Wait...", "What?"]),
+        ("Yes. We sell apples, pears, etc.", ["Yes.", "We sell apples, pears, etc."]),
+        ('He said "Stop." Then left. Really?! Yes.', ['He said "Stop."', "Then left.", "Really?!", "Yes."]),
+        ("*smiles warmly* Hi there! 😊 How are you?", ["Hi there!", "How are you?"]),
+        ("That is funny! *laughs* Okay.", ["That is funny!", "Okay."]),
+        ("I *really* like **this** one.", ["I really like this one."]),
+        ("Run `ls -la` and see [the docs](https://x.org/a) now.", ["Run ls -la and see the docs now."]),
+        (
+            "Options:\n- **Tea** with milk\n* Coffee\n2. Juice\n## Done\n```py\nx\n```\n",
+            ["Options:", "Tea with milk", "Coffee", "Juice", "Done", "x"],
+        ),
+        ("---\n2 * 3 is 6.", ["2 * 3 is 6."]),
+        ("😊 👍🏽", []),
+        ("", []),
+    ],
+)
+def test_examples(text: str, expected: list[str]) -> None:
+    assert chunks_of([text]) == expected
+    assert chunks_of(list(text)) == expected
+
+
+def test_chunk_is_emitted_as_soon_as_the_next_token_arrives() -> None:
+    gate = SentenceGate()
+    assert gate.push("Hello there.") == []  # "there." might still continue ("there.com")
+    assert gate.push(" How") == ["Hello there."]
+    assert gate.push(" are you?") == []
+    assert gate.flush() == ["How are you?"]
+
+
+def test_first_clause_is_emitted_early() -> None:
+    gate = SentenceGate()
+    assert gate.push("Well, I think that the answer is simple,") == []
+    assert gate.push(" really") == ["Well, I think that the answer is simple,"]
+
+
+def test_cjk_sentence_end_needs_no_space() -> None:
+    gate = SentenceGate()
+    assert gate.push("こんにちは。") == []
+    assert gate.push("元") == ["こんにちは。"]
+
+
+def test_decimal_and_abbreviation_are_not_split_while_streaming() -> None:
+    gate = SentenceGate()
+    assert gate.push("Pi is 3.") == []
+    assert gate.push("14 and Dr.") == []
+    assert gate.push(" Smith agrees. So") == ["Pi is 3.14 and Dr. Smith agrees."]
+
+
+def test_markup_split_across_tokens_is_held_back() -> None:
+    gate = SentenceGate()
+    out: list[str] = []
+    for token in ["Sure. ", "*", "smiles", " warmly", "*", " Let", "'s go."]:
+        out += gate.push(token)
+    assert out + gate.flush() == ["Sure.", "Let's go."]
+
+
+def test_unterminated_asterisk_gives_up_after_the_span_limit() -> None:
+    gate = SentenceGate()
+    out = gate.push("*" + "word " * 50 + "end. Next")
+    assert len(out) == 1
+    assert out[0].startswith("*word word") and out[0].endswith("end.")
+
+
+def test_max_chunk_chars_splits_at_word_boundaries() -> None:
+    chunks = chunks_of(["word " * 30], GateConfig(max_chunk_chars=40))
+    assert len(chunks) > 1
+    assert all(len(chunk) <= 40 and chunk.split() == ["word"] * len(chunk.split()) for chunk in chunks)
+
+
+def test_custom_first_clause_words() -> None:
+    text = "Hello there, how are you doing today? Fine."
+    assert chunks_of([text], GateConfig(first_clause_min_words=2))[0] == "Hello there,"
+
+
+def test_gate_resets_after_flush() -> None:
+    gate = SentenceGate()
+    gate.push("Well, I think that this is fine, yes. ")
+    gate.flush()
+    assert gate.push("Again, I think that this is fine, yes. And") == [
+        "Again, I think that this is fine,",
+        "yes.",
+    ]
+
+
+def test_speakable_text_cleans_whole_text() -> None:
+    text = "# Title\n*smiles* Hello **world** 😊! See [here](http://a.b). It is 25°C."
+    assert speakable_text(text) == "Title Hello world! See here. It is 25°C."
+
+
+# --- properties --------------------------------------------------------------------------
+
+FRAGMENTS = [
+    "Hello", "world", "the", "answer", "I", "J", "Smith", "ok", "3", "14", "2,000", "3.14",
+    " ", " ", " ", "  ", "\n", "\n\n", ".", ",", "!", "?", "...", "…", ";", ":", "—", '"',
+    "Dr.", "etc.", "e.g.", "U.S.", "p.m.", "No.", "*", "**", "`", "[", "](", ")", "(", "#",
+    "- ", "1. ", "😊", "👍🏽", "。", "、", "！", "こんにちは", "元気", "*smiles*",  # noqa: RUF001
+]
+marked_up_text = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
+PLAIN_FRAGMENTS = [
+    "Hello", "world", "the", "answer", "is", "I", "J", "R", "Smith", "3", "14", "2,000",
+    "3.14", "0.5", " ", " ", " ", ".", ",", "!", "?", "...", ";", ":", "—", "No", "5",
+    *ABBREVIATIONS,
+]
+plain_text = st.lists(st.sampled_from(PLAIN_FRAGMENTS), max_size=50).map(lambda p: "Say " + "".join(p))
+cut_points = st.lists(st.integers(min_value=0, max_value=10_000), max_size=30)
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.one_of(marked_up_text, st.text(max_size=80)), cuts=cut_points)
+def test_any_token_split_gives_the_same_chunks(text: str, cuts: list[int]) -> None:
+    whole = chunks_of([text])
+    assert chunks_of(split_at(text, cuts)) == whole
+    assert chunks_of(list(text)) == whole
+    assert normalise(" ".join(whole)) == normalise(speakable_text(text))
+    for chunk in whole:
+        assert chunk == normalise(chunk) and chunk
+        assert any(ch.isalnum() for ch in chunk)
+
+
+def boundaries(text: str, chunks: list[str]) -> list[int]:
+    """Positions in text where chunks end (text has no markup, so chunks are its slices)."""
+    positions, pos = [], 0
+    for chunk in chunks:
+        for char in chunk.replace(" ", ""):
+            while text[pos] != char:
+                assert text[pos].isspace()
+                pos += 1
+            pos += 1
+        positions.append(pos)
+    return positions
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=plain_text, cuts=cut_points)
+def test_plain_text_is_kept_and_split_only_where_allowed(text: str, cuts: list[int]) -> None:
+    chunks = chunks_of(split_at(text, cuts))
+    # Nothing spoken is lost or reordered; at most trailing punctuation is dropped.
+    joined = "".join("".join(chunks).split())
+    compact = "".join(text.split())
+    assert compact.startswith(joined)
+    assert not any(ch.isalnum() for ch in compact[len(joined) :])
+    for end in boundaries(text, chunks)[:-1]:
+        assert not re.search(r"\d[.,]$", text[:end]) or not text[end : end + 1].isdigit()
+        assert not (text[end - 1 : end].isdigit() and re.match(r"[.,]\d", text[end:]))
+        word = text[:end].split()[-1]
+        assert word not in ABBREVIATIONS, (text, end)
+        assert not (word == "No." and text[end:].lstrip()[:1].isdigit())
+    for chunk in chunks[1:-1]:
+        assert SENTENCE_END.search(chunk), chunks

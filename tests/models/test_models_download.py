@@ -1,0 +1,145 @@
+"""Downloads against a local fake hub: verify, resume, reject, refuse, cancel."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import threading
+from collections import namedtuple
+from pathlib import Path
+
+import pytest
+from models_fakehub import FakeHub
+
+from app.models.catalog import ModelEntry, ModelFile
+from app.models.download import FileMeta, download
+from app.models.errors import DownloadCancelled, ModelError
+from app.models.verify import verify
+
+DATA = bytes(range(256)) * 4096 * 3  # 3 MiB, more than one download chunk
+SHA = hashlib.sha256(DATA).hexdigest()
+REPO = "acme/tiny-GGUF"
+PATH = f"/{REPO}/resolve/main/tiny.gguf"
+
+
+def _entry(size: int | None = None, sha256: str = "") -> ModelEntry:
+    return ModelEntry(
+        role="llm",
+        variant="production",
+        title="tiny",
+        source="hf",
+        repo=REPO,
+        dir="tiny",
+        main="tiny.gguf",
+        files=(ModelFile(name="tiny.gguf", size=size, sha256=sha256),),
+    )
+
+
+@pytest.fixture
+def hub(fake_hub: FakeHub) -> FakeHub:
+    fake_hub.add(PATH, DATA, SHA)
+    return fake_hub
+
+
+def test_download_verifies_sha_from_hub_metadata(hub: FakeHub, tmp_path: Path) -> None:
+    seen: list[tuple[int, int]] = []
+    path = download(
+        _entry(), dest_dir=tmp_path, endpoint=hub.url, progress=lambda d, t: seen.append((d, t))
+    )
+    assert path == tmp_path / "tiny" / "tiny.gguf"
+    assert path.read_bytes() == DATA
+    assert ("HEAD", PATH, None) in hub.requests  # huggingface_hub asked for size + LFS sha256
+    assert seen[-1] == (len(DATA), len(DATA))
+    assert [c.state for c in verify(_entry(), root=path.parent)] == ["ok"]
+    assert not list(path.parent.glob("*.part"))
+
+
+def test_resume_after_a_cut(hub: FakeHub, tmp_path: Path) -> None:
+    hub.drop_after[PATH] = 300_000
+    with pytest.raises(ModelError, match="interrupted at 300000 of 3145728 bytes"):
+        download(_entry(), dest_dir=tmp_path, endpoint=hub.url, retries=0)
+    part = tmp_path / "tiny" / "tiny.gguf.part"
+    assert part.stat().st_size == 300_000
+    assert not (tmp_path / "tiny" / "tiny.gguf").exists()
+    path = download(_entry(), dest_dir=tmp_path, endpoint=hub.url)
+    assert ("GET", PATH, "bytes=300000-") in hub.requests
+    assert path.read_bytes() == DATA
+    assert not part.exists()
+
+
+def test_automatic_retry_resumes_in_one_call(hub: FakeHub, tmp_path: Path) -> None:
+    hub.drop_after[PATH] = 1000
+    path = download(_entry(len(DATA), SHA), dest_dir=tmp_path, endpoint=hub.url, retries=1)
+    assert path.read_bytes() == DATA
+    assert ("GET", PATH, "bytes=1000-") in hub.requests
+
+
+def test_checksum_mismatch_leaves_nothing(hub: FakeHub, tmp_path: Path) -> None:
+    wrong = "f" * 64
+    with pytest.raises(ModelError, match="checksum mismatch"):
+        download(_entry(sha256=wrong), dest_dir=tmp_path, endpoint=hub.url)
+    folder = tmp_path / "tiny"
+    assert not (folder / "tiny.gguf").exists()
+    assert not (folder / "tiny.gguf.part").exists()
+
+
+def test_not_enough_disk_space(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    usage = namedtuple("usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda _p: usage(10**9, 10**9 - 1000, 1000))
+    with pytest.raises(ModelError) as info:
+        download(_entry(), dest_dir=tmp_path, endpoint=hub.url)
+    assert str(info.value) == (
+        f"Not enough disk space: need 3.1 MB, 1.0 kB free in {tmp_path / 'tiny'}"
+    )
+    assert not any(m == "GET" for m, _, _ in hub.requests)  # refused before downloading
+
+
+def test_cancel_keeps_a_resumable_part(hub: FakeHub, tmp_path: Path) -> None:
+    cancel = threading.Event()
+
+    def progress(done: int, total: int) -> None:
+        cancel.set()  # cancel after the first chunk
+
+    with pytest.raises(DownloadCancelled):
+        download(_entry(), dest_dir=tmp_path, endpoint=hub.url, progress=progress, cancel=cancel)
+    part = tmp_path / "tiny" / "tiny.gguf.part"
+    assert 0 < part.stat().st_size < len(DATA)
+    assert not (tmp_path / "tiny" / "tiny.gguf").exists()
+    offset = part.stat().st_size
+    path = download(_entry(), dest_dir=tmp_path, endpoint=hub.url)
+    assert ("GET", PATH, f"bytes={offset}-") in hub.requests
+    assert path.read_bytes() == DATA
+
+
+def test_plain_url_entry_with_injected_metadata(fake_hub: FakeHub, tmp_path: Path) -> None:
+    fake_hub.add("/release/voices.bin", DATA, SHA)
+    entry = ModelEntry(
+        role="tts",
+        variant="production",
+        title="voices",
+        source="url",
+        base_url=fake_hub.url + "/release/",
+        dir="kokoro",
+        main="voices.bin",
+        files=(ModelFile(name="voices.bin", size=len(DATA), sha256=SHA),),
+    )
+    path = download(entry, dest_dir=tmp_path, metadata=lambda url: FileMeta(None, ""))
+    assert path.read_bytes() == DATA
+    assert download(entry, dest_dir=tmp_path) == path  # already there: nothing fetched
+    assert sum(1 for m, _, _ in fake_hub.requests if m == "GET") == 1
+
+
+def test_verify_reports_damage(hub: FakeHub, tmp_path: Path) -> None:
+    path = download(_entry(), dest_dir=tmp_path, endpoint=hub.url)
+    path.write_bytes(b"GGUF" + DATA[4:-1] + b"\0")
+    assert [c.state for c in verify(_entry(), root=path.parent)] == ["checksum-mismatch"]
+    path.unlink()
+    assert [c.state for c in verify(_entry(), root=path.parent)] == ["missing"]
+
+
+def test_http_404_is_one_line(fake_hub: FakeHub, tmp_path: Path) -> None:
+    entry = _entry(size=10, sha256="a" * 64)
+    with pytest.raises(ModelError, match="HTTP 404"):
+        download(entry, dest_dir=tmp_path, endpoint=fake_hub.url)
