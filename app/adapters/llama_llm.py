@@ -101,6 +101,8 @@ class _StopFilter:
         self.stopped = False
 
     def feed(self, text: str) -> str:
+        if self.stopped:
+            return ""
         self._pending += text
         for stop in self._stops:
             at = self._pending.find(stop)

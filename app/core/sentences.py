@@ -29,6 +29,7 @@ _NUMBERISH = "0123456789.,"
 _WORD_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "approx"}
 _ABBREVIATIONS = frozenset(_WORD_ABBREVIATIONS | {"e.g", "i.e", "u.s", "a.m", "p.m"})
 _NUMBER_ABBREVIATIONS = frozenset({"no"})  # "No. 5" holds together, "No. I won't." splits
+_SPACE_BEFORE_MARK = re.compile(r"\s+(?=[.,!?;:…])")  # left where emoji or actions were cut
 _CJK_CLAUSE_MIN_CHARS = 6
 _SPAN_LIMIT = 200
 _KEPT_SYMBOLS = frozenset("°")
@@ -244,7 +245,7 @@ class SentenceGate:
     def flush(self) -> list[str]:
         """End of reply: returns the remainder (if speakable) and resets the gate."""
         self._drain(final=True)
-        chunks = self._segment(final=True)
+        chunks = self._segment(final=True, end_of_reply=True)
         self._reset()
         return chunks
 
@@ -265,22 +266,22 @@ class SentenceGate:
         self._pending += text
         self._raw = raw[pos:]
 
-    def _segment(self, final: bool) -> list[str]:
+    def _segment(self, final: bool, end_of_reply: bool = False) -> list[str]:
         chunks: list[str] = []
         while (end := self._find_end(self._pending, final)) is not None:
             self._emit(self._pending[:end], chunks)
             self._pending = self._pending[end:]
         if final:  # the end of a line or reply ends the chunk
-            self._emit(self._pending, chunks)
+            self._emit(self._pending, chunks, end_of_reply)
             self._pending = ""
         return chunks
 
-    def _emit(self, piece: str, chunks: list[str]) -> None:
-        text = " ".join(f"{self._carry} {piece}".split())
+    def _emit(self, piece: str, chunks: list[str], last: bool = False) -> None:
+        text = _SPACE_BEFORE_MARK.sub("", " ".join(f"{self._carry} {piece}".split()))
         if not any(ch.isalnum() for ch in text):
             return  # nothing to say ("---", a lone "*")
-        if len(text) < self._config.min_chunk_chars:
-            self._carry = text
+        if len(text) < self._config.min_chunk_chars and not last:
+            self._carry = text  # spoken with the next chunk
             return
         chunks.append(text)
         self._carry, self._first = "", False

@@ -104,21 +104,26 @@ def test_warm_then_stream_reuses_the_warmed_prefix(subject: Subject) -> None:
 
 @pytest.mark.slow
 def test_real_warm_prefix_cuts_time_to_first_token() -> None:
+    """Best of three each way: the machine is shared, single timings are noisy."""
     from app.adapters.llama_llm import LlamaLanguageModel
 
-    long_persona = ChatMessage("system", SYSTEM.content * 12)  # ~400 tokens
-    messages = [long_persona, ChatMessage("user", "Hi!")]
+    llm = LlamaLanguageModel(seed=1, max_tokens=5)
 
-    def ttft(llm: LlamaLanguageModel) -> float:
+    def ttft(persona: ChatMessage, warm: bool) -> float:
+        if warm:
+            llm.warm([persona])
+        stats: list[PromptStats] = []
         started = time.perf_counter()
-        for _ in llm.stream(messages, lambda: False):
+        for _ in llm.stream([persona, ChatMessage("user", "Hi!")], lambda: False, stats.append):
             break
-        return time.perf_counter() - started
+        elapsed = time.perf_counter() - started
+        assert (stats[0].reused_tokens > 300) == warm, stats
+        return elapsed
 
-    cold = ttft(LlamaLanguageModel(seed=1, max_tokens=5))
-    warm_llm = LlamaLanguageModel(seed=1, max_tokens=5)
-    warm_llm.warm([long_persona])
-    warm = ttft(warm_llm)
+    # A different first word per run, so a "cold" prompt shares nothing with the cache.
+    personas = [ChatMessage("system", f"{w} " + SYSTEM.content * 12) for w in "ABCDEF"]
+    cold = min(ttft(p, warm=False) for p in personas[:3])
+    warm = min(ttft(p, warm=True) for p in personas[3:])
     assert warm < cold / 2, f"warm {warm * 1000:.0f} ms vs cold {cold * 1000:.0f} ms"
 
 
@@ -191,7 +196,7 @@ def test_stop_filter_holds_back_gemma_end_markers() -> None:
 
     stop = _StopFilter(["<eos>", "<end_of_turn>", "<turn|>"])
     out = [stop.feed(p) for p in ["Hello", " there", "<", "turn", "|>", " never"]]
-    assert out == ["Hello", " there", "", "", ""]
+    assert out == ["Hello", " there", "", "", "", ""]
     assert stop.stopped
     plain = _StopFilter(["<turn|>"])
     assert [plain.feed(p) for p in ["a <", "b"]] == ["a ", "<b"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 
 import pytest
 from hypothesis import given, settings
@@ -25,7 +26,7 @@ def chunks_of(tokens: list[str], config: GateConfig | None = None) -> list[str]:
 
 def split_at(text: str, cuts: list[int]) -> list[str]:
     bounds = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
-    return [text[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return [text[a:b] for a, b in pairwise(bounds)]
 
 
 def normalise(text: str) -> str:
@@ -61,11 +62,17 @@ def normalise(text: str) -> str:
         ("See No. 5 on the list. No. I refuse.", ["See No. 5 on the list.", "No.", "I refuse."]),
         ("Well... maybe not. Wait... What?", ["Well... maybe not.", "Wait...", "What?"]),
         ("Yes. We sell apples, pears, etc.", ["Yes.", "We sell apples, pears, etc."]),
-        ('He said "Stop." Then left. Really?! Yes.', ['He said "Stop."', "Then left.", "Really?!", "Yes."]),
+        (
+            'He said "Stop." Then left. Really?! Yes.',
+            ['He said "Stop."', "Then left.", "Really?!", "Yes."],
+        ),
         ("*smiles warmly* Hi there! 😊 How are you?", ["Hi there!", "How are you?"]),
         ("That is funny! *laughs* Okay.", ["That is funny!", "Okay."]),
         ("I *really* like **this** one.", ["I really like this one."]),
-        ("Run `ls -la` and see [the docs](https://x.org/a) now.", ["Run ls -la and see the docs now."]),
+        (
+            "Run `ls -la` and see [the docs](https://x.org/a) now.",
+            ["Run ls -la and see the docs now."],
+        ),
         (
             "Options:\n- **Tea** with milk\n* Coffee\n2. Juice\n## Done\n```py\nx\n```\n",
             ["Options:", "Tea with milk", "Coffee", "Juice", "Done", "x"],
@@ -125,7 +132,9 @@ def test_unterminated_asterisk_gives_up_after_the_span_limit() -> None:
 def test_max_chunk_chars_splits_at_word_boundaries() -> None:
     chunks = chunks_of(["word " * 30], GateConfig(max_chunk_chars=40))
     assert len(chunks) > 1
-    assert all(len(chunk) <= 40 and chunk.split() == ["word"] * len(chunk.split()) for chunk in chunks)
+    assert all(
+        len(chunk) <= 40 and chunk.split() == ["word"] * len(chunk.split()) for chunk in chunks
+    )
 
 
 def test_custom_first_clause_words() -> None:
@@ -150,6 +159,7 @@ def test_speakable_text_cleans_whole_text() -> None:
 
 # --- properties --------------------------------------------------------------------------
 
+# fmt: off
 FRAGMENTS = [
     "Hello", "world", "the", "answer", "I", "J", "Smith", "ok", "3", "14", "2,000", "3.14",
     " ", " ", " ", "  ", "\n", "\n\n", ".", ",", "!", "?", "...", "…", ";", ":", "—", '"',
@@ -162,7 +172,10 @@ PLAIN_FRAGMENTS = [
     "3.14", "0.5", " ", " ", " ", ".", ",", "!", "?", "...", ";", ":", "—", "No", "5",
     *ABBREVIATIONS,
 ]
-plain_text = st.lists(st.sampled_from(PLAIN_FRAGMENTS), max_size=50).map(lambda p: "Say " + "".join(p))
+# fmt: on
+plain_text = st.lists(st.sampled_from(PLAIN_FRAGMENTS), max_size=50).map(
+    lambda p: "Say " + "".join(p)
+)
 cut_points = st.lists(st.integers(min_value=0, max_value=10_000), max_size=30)
 
 
@@ -179,12 +192,12 @@ def test_any_token_split_gives_the_same_chunks(text: str, cuts: list[int]) -> No
 
 
 def boundaries(text: str, chunks: list[str]) -> list[int]:
-    """Positions in text where chunks end (text has no markup, so chunks are its slices)."""
+    """Where chunks end in plain text (chunks are its slices, less dropped punctuation)."""
     positions, pos = [], 0
     for chunk in chunks:
         for char in chunk.replace(" ", ""):
             while text[pos] != char:
-                assert text[pos].isspace()
+                assert not text[pos].isalnum()
                 pos += 1
             pos += 1
         positions.append(pos)
@@ -195,11 +208,8 @@ def boundaries(text: str, chunks: list[str]) -> list[int]:
 @given(text=plain_text, cuts=cut_points)
 def test_plain_text_is_kept_and_split_only_where_allowed(text: str, cuts: list[int]) -> None:
     chunks = chunks_of(split_at(text, cuts))
-    # Nothing spoken is lost or reordered; at most trailing punctuation is dropped.
-    joined = "".join("".join(chunks).split())
-    compact = "".join(text.split())
-    assert compact.startswith(joined)
-    assert not any(ch.isalnum() for ch in compact[len(joined) :])
+    # Nothing spoken is lost or reordered; only punctuation-only pieces are dropped.
+    assert [ch for ch in "".join(chunks) if ch.isalnum()] == [ch for ch in text if ch.isalnum()]
     for end in boundaries(text, chunks)[:-1]:
         assert not re.search(r"\d[.,]$", text[:end]) or not text[end : end + 1].isdigit()
         assert not (text[end - 1 : end].isdigit() and re.match(r"[.,]\d", text[end:]))

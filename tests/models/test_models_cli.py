@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 from pathlib import Path
 
 import pytest
 
-import app.models.resolve as resolve_mod
 from app.models.cli import main
 
 
 @pytest.fixture(autouse=True)
 def no_repo_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Keep weights someone put in the checkout's models/ folder out of these tests."""
+    # the package re-exports resolve(), which shadows the submodule attribute
+    resolve_mod = importlib.import_module("app.models.resolve")
     monkeypatch.setattr(resolve_mod, "repo_models_dir", lambda: tmp_path / "repo-models")
 
 

@@ -1,0 +1,203 @@
+"""The user's settings: one typed, versioned model, stored as JSON under the config dir.
+
+Loading never fails: a missing file gives defaults, and a corrupt or invalid one is moved
+aside to ``settings.json.bad`` (so nothing the user wrote is lost) before defaults are used.
+Saving is atomic (temp file + ``os.replace``), so a crash mid-write never leaves a
+half-written file; a failed save raises ``SettingsError`` with a one-line message.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from app.paths import user_config_dir
+
+if TYPE_CHECKING:
+    from app.core.endpointing import EndpointConfig
+    from app.core.pipeline import PipelineConfig
+    from app.engines import EngineChoice
+
+log = logging.getLogger(__name__)
+
+CURRENT_VERSION = 1
+SETTINGS_FILE = "settings.json"
+
+_MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+"""``_MIGRATIONS[n]`` turns a version-``n`` dict into a version-``n + 1`` dict."""
+
+
+class SettingsError(RuntimeError):
+    """Settings could not be saved; ``str(error)`` is one line fit for the UI."""
+
+
+class Settings(BaseModel):
+    """Everything the user can change. Frozen: change it with ``replace(...)``, which
+    validates, so an out-of-range value can never get into a running app."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore", validate_default=True)
+
+    version: int = Field(default=CURRENT_VERSION, ge=1)
+    input_device: str | None = None
+    """Microphone name; None follows the system default."""
+    output_device: str | None = None
+    vad_threshold: float = Field(default=0.5, ge=0.1, le=0.95)
+    end_of_turn_ms: int = Field(default=480, ge=200, le=2000)
+    barge_in: bool = True
+    llm_path: str | None = None
+    asr_path: str | None = None
+    tts_path: str | None = None
+    n_gpu_layers: int | None = None
+    """None lets the LLM adapter decide (offload everything when a GPU is usable)."""
+    tts_voice: str | None = None
+    tts_speed: float = Field(default=1.0, ge=0.5, le=2.0)
+    persona_id: str | None = None
+    muted: bool = False
+    show_hud: bool = False
+
+    def replace(self, **changes: Any) -> Settings:
+        """A validated copy with ``changes`` applied (raises pydantic's ValidationError)."""
+        return Settings.model_validate({**self.model_dump(), **changes})
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    """Bring a stored dict up to ``CURRENT_VERSION`` one step at a time.
+
+    Files without a version predate versioning and count as version 1. A file from a
+    newer app is loaded as far as this version understands it (unknown keys are ignored).
+    """
+    version = data.get("version", 1)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise ValueError(f"bad settings version: {version!r}")
+    if version > CURRENT_VERSION:
+        log.warning("settings file is from a newer version (%d); reading what is known", version)
+        return {**data, "version": CURRENT_VERSION}
+    while version < CURRENT_VERSION:
+        data = _MIGRATIONS[version](data)
+        version += 1
+        data["version"] = version
+    return data
+
+
+def settings_path() -> Path:
+    """Where settings live (``HANASU_CONFIG_DIR`` overrides the per-user config dir)."""
+    return user_config_dir() / SETTINGS_FILE
+
+
+def load_settings(path: Path | None = None) -> Settings:
+    """The stored settings, or defaults when there are none or they cannot be used."""
+    path = path or settings_path()
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Settings()
+    except OSError as exc:
+        log.warning("cannot read settings %s (%s); using defaults", path, exc.strerror or exc)
+        return Settings()
+    try:
+        data = json.loads(raw.decode("utf-8"))
+        if not isinstance(data, dict):
+            raise ValueError("settings file does not hold a JSON object")
+        return Settings.model_validate(migrate(data))
+    except (ValueError, ValidationError, KeyError, TypeError) as exc:
+        # JSONDecodeError and UnicodeDecodeError are ValueErrors too.
+        kept = _keep_bad_file(path)
+        reason = _one_line(exc)
+        log.warning("settings %s are invalid (%s); using defaults, kept the file as %s",
+                    path, reason, kept)
+        return Settings()
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> None:
+    """Write ``settings`` atomically; raises SettingsError (disk full, read-only, ...)."""
+    path = path or settings_path()
+    text = json.dumps(settings.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    tmp_name: str | None = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp_name, path)
+        tmp_name = None
+    except OSError as exc:
+        raise SettingsError(
+            f"Could not save settings to {path}: {exc.strerror or exc}"
+        ) from exc
+    finally:
+        if tmp_name is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+
+
+def _keep_bad_file(path: Path) -> Path | None:
+    """Move the unusable file aside without overwriting an earlier one."""
+    target = path.with_name(path.name + ".bad")
+    n = 1
+    while target.exists():
+        target = path.with_name(f"{path.name}.bad.{n}")
+        n += 1
+    try:
+        os.replace(path, target)
+    except OSError as exc:
+        log.warning("could not keep the bad settings file %s: %s", path, exc)
+        return None
+    return target
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "settings"
+        return f"{where}: {first['msg']}"
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+# ---- mapping onto the parts of the app that consume settings -------------------------
+
+
+def endpoint_config(settings: Settings) -> EndpointConfig:
+    """The endpointer's config; barge-in never triggers more easily than normal speech."""
+    from app.core.endpointing import EndpointConfig
+
+    defaults = EndpointConfig()
+    return EndpointConfig(
+        threshold=settings.vad_threshold,
+        end_of_turn_ms=settings.end_of_turn_ms,
+        barge_in_threshold=max(settings.vad_threshold, defaults.barge_in_threshold),
+    )
+
+
+def pipeline_config(settings: Settings) -> PipelineConfig:
+    """The pipeline's config (endpointing plus the barge-in switch)."""
+    from app.core.pipeline import PipelineConfig
+
+    return PipelineConfig(endpoint=endpoint_config(settings), barge_in=settings.barge_in)
+
+
+def engine_choice(settings: Settings, fake: bool = False) -> EngineChoice:
+    """Which engines to build; unset paths mean "resolve the best available model"."""
+    from app.engines import EngineChoice
+
+    def as_path(value: str | None) -> Path | None:
+        return Path(value).expanduser() if value else None
+
+    return EngineChoice(
+        fake=fake,
+        llm=as_path(settings.llm_path),
+        asr=as_path(settings.asr_path),
+        tts=as_path(settings.tts_path),
+        n_gpu_layers=settings.n_gpu_layers,
+        tts_voice=settings.tts_voice,
+        tts_speed=settings.tts_speed,
+    )

@@ -1,0 +1,65 @@
+"""One SpeechSynthesizer contract, run against the fake and the real Piper adapter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from app.adapters.fakes import FakeSynthesizer
+from app.core.ports import SpeechSynthesizer
+
+SHORT = "Hello there."
+LONG = "Hello there. It is a lovely morning, and I am very happy to talk with you today."
+
+
+@pytest.fixture(
+    scope="module",
+    params=[pytest.param("fake"), pytest.param("real", marks=pytest.mark.slow)],
+)
+def tts(request: pytest.FixtureRequest) -> SpeechSynthesizer:
+    if request.param == "fake":
+        return FakeSynthesizer()
+    from app.adapters.piper_tts import PiperSynthesizer
+
+    return PiperSynthesizer()
+
+
+def test_output_is_mono_float32_and_audible(tts: SpeechSynthesizer) -> None:
+    audio = tts.synthesize(SHORT)
+    assert isinstance(tts.sample_rate, int) and tts.sample_rate >= 8_000
+    assert audio.dtype == np.float32 and audio.ndim == 1
+    assert float(np.sqrt(np.mean(np.square(audio)))) > 0.01
+    assert float(np.max(np.abs(audio))) <= 1.0 + 1e-6
+
+
+def test_duration_grows_with_the_text(tts: SpeechSynthesizer) -> None:
+    short = len(tts.synthesize(SHORT)) / tts.sample_rate
+    long = len(tts.synthesize(LONG)) / tts.sample_rate
+    assert 0.2 < short < 3.0
+    ratio = long / short
+    assert 2.5 < ratio < 12.0, f"{short:.2f} s vs {long:.2f} s"
+
+
+@pytest.mark.slow
+def test_real_piper_is_intelligible_to_the_real_recognizer(
+    normalise: Callable[[str], str],
+) -> None:
+    from app.adapters.piper_tts import PiperSynthesizer
+    from app.adapters.resample import resample
+    from app.adapters.whisper_asr import WhisperRecognizer
+
+    tts = PiperSynthesizer()
+    assert tts.sample_rate == 22_050
+    speech = resample(tts.synthesize("Hello, I am your voice companion."), tts.sample_rate, 16_000)
+    assert "voice companion" in normalise(WhisperRecognizer().transcribe(speech))
+
+
+@pytest.mark.slow
+def test_real_piper_yields_one_chunk_per_sentence() -> None:
+    from app.adapters.piper_tts import PiperSynthesizer
+
+    chunks = list(PiperSynthesizer().chunks("First sentence. Second sentence."))
+    assert len(chunks) == 2
+    assert all(c.dtype == np.float32 and c.size > 0 for c in chunks)

@@ -1,0 +1,72 @@
+"""The playback queue: holding, flushing within a block, heard-text accounting."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.core.events import PipelineEvent, PlaybackEnded, PlaybackLevel, PlaybackStarted
+from app.core.playback import PlaybackQueue, heard_part
+
+
+def make() -> tuple[PlaybackQueue, list[PipelineEvent]]:
+    events: list[PipelineEvent] = []
+    return PlaybackQueue(1000, events.append), events
+
+
+def tone(n: int) -> np.ndarray:
+    return np.full(n, 0.5, dtype=np.float32)
+
+
+def test_held_turn_plays_nothing_until_released() -> None:
+    queue, events = make()
+    queue.begin(1, held=True)
+    queue.enqueue(1, tone(100), "Hello there.")
+    assert not queue.pull(50).any()
+    queue.release(1)
+    out = queue.pull(50)
+    assert out.all()
+    assert isinstance(events[-2], PlaybackStarted) or any(
+        isinstance(e, PlaybackStarted) for e in events)
+
+
+def test_finished_turn_reports_the_whole_text_heard() -> None:
+    queue, events = make()
+    queue.begin(1, held=False)
+    queue.enqueue(1, tone(30), "One.")
+    queue.enqueue(1, tone(30), "Two.")
+    queue.finish(1)
+    out = queue.pull(100)
+    assert out[:60].all() and not out[60:].any()
+    ended = [e for e in events if isinstance(e, PlaybackEnded)]
+    assert ended == [PlaybackEnded(1, "One. Two.", False, ended[0].at)]
+    assert queue.idle()
+
+
+def test_cancel_stops_at_the_next_pull_and_reports_the_heard_part() -> None:
+    queue, events = make()
+    queue.begin(1, held=False)
+    queue.enqueue(1, tone(40), "First sentence.")
+    queue.enqueue(1, tone(100), "one two three four five six seven eight nine ten")
+    queue.pull(40 + 50)  # first chunk and half of the second
+    queue.cancel(1)
+    assert not queue.pull(20).any()
+    ended = [e for e in events if isinstance(e, PlaybackEnded)][0]
+    assert ended.interrupted
+    assert ended.heard_text == "First sentence. one two three four five"
+
+
+def test_levels_follow_the_audio() -> None:
+    queue, events = make()
+    queue.begin(1, held=False)
+    queue.enqueue(1, tone(200), "Hi.")
+    for _ in range(12):  # 200 samples of audio, then silence
+        queue.pull(20)
+    levels = [e.level for e in events if isinstance(e, PlaybackLevel)]
+    assert levels and max(levels) > 0.4
+    assert levels[-1] == 0.0
+
+
+def test_heard_part_rounds_to_words() -> None:
+    assert heard_part("a b c d", 0.0) == ""
+    assert heard_part("a b c d", 0.5) == "a b"
+    assert heard_part("a b c d", 1.0) == "a b c d"

@@ -1,0 +1,70 @@
+"""The whole pipeline in real time with the fake engines: file in, speaker track out."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from app.cli.run import run_file
+from app.core.pipeline import Engines
+from app.personas import Persona
+from tests.pipeline.conftest import RATE, silence, voiced
+
+
+def loud_times(track: np.ndarray, rate: int) -> np.ndarray:
+    return np.flatnonzero(np.abs(track) > 0.01) / rate
+
+
+def test_reply_is_played_after_the_question_and_not_before(
+    fake_engines: Engines, persona: Persona
+) -> None:
+    audio = np.concatenate([silence(0.5), voiced(1.0), silence(1.0)])
+    result = run_file(fake_engines, persona, audio)
+    times = loud_times(result.output, result.sample_rate)
+    assert times.size, "no reply was played"
+    assert times[0] > 1.5  # speech ends at 1.5 s
+    assert times[0] < 1.5 + 1.5  # and the reply starts promptly
+    assert result.output.size >= audio.size  # same rate (16 kHz) for the fake TTS
+    [turn] = result.turns
+    assert turn.transcript == "What is your name?"
+    assert turn.heard_text.startswith("I am Hanasu")
+    assert turn.first_sample_played is not None and turn.speech_end is not None
+    assert abs(turn.speech_end - 1.5) < 0.05
+    assert turn.voice_to_voice is not None and 0 < turn.voice_to_voice < 1.5
+    stamps = [turn.speech_end, turn.turn_started, turn.asr_final, turn.llm_first_token,
+              turn.first_chunk_to_tts, turn.tts_first_audio]
+    assert all(s is not None for s in stamps)
+    assert stamps == sorted(stamps)  # type: ignore[type-var]
+
+
+def test_barge_in_stops_playback_and_a_second_reply_follows(
+    fake_engines: Engines, persona: Persona
+) -> None:
+    # question 0.5-1.5 s; the ~5 s reply starts near 2.0 s; user talks over it at 3.0 s
+    audio = np.concatenate([silence(0.5), voiced(1.0), silence(1.5), voiced(1.0), silence(1.0)])
+    result = run_file(fake_engines, persona, audio)
+    first, second = result.turns
+    assert first.barge_in is not None
+    assert 3.0 < first.barge_in < 3.6
+    assert first.interrupted
+    heard = first.heard_text.split()
+    assert 0 < len(heard) < len(first.reply_text.split())
+    rate = result.sample_rate
+    # playback stops within a block or two of the barge-in decision
+    window = result.output[int((first.barge_in + 0.05) * rate) : int(4.0 * rate)]
+    assert float(np.max(np.abs(window))) < 0.01
+    assert second.transcript == "Stop, tell me a joke instead."
+    assert second.first_sample_played is not None and second.first_sample_played > 4.0
+    assert not second.interrupted
+
+
+def test_speculative_turn_is_cancelled_when_the_user_goes_on(
+    fake_engines: Engines, persona: Persona
+) -> None:
+    # a 300 ms pause mid-utterance: longer than the speculative pause, shorter than end of turn
+    audio = np.concatenate([silence(0.5), voiced(0.8), silence(0.3), voiced(0.8), silence(1.2)])
+    result = run_file(fake_engines, persona, audio)
+    assert result.speculative_cancelled >= 1
+    [turn] = result.turns
+    assert turn.speech_start is not None and turn.speech_start < 0.6
+    times = loud_times(result.output, result.sample_rate)
+    assert times[0] > 2.4  # nothing played during the pause
