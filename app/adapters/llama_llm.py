@@ -85,7 +85,9 @@ def _check_gguf(path: Path) -> None:
     except OSError as exc:
         raise EngineLoadError(f"language model file {path} cannot be read: {exc}") from exc
     if magic != _GGUF_MAGIC:
-        raise EngineLoadError(f"language model file {path} is not a GGUF file (corrupt or wrong type)")
+        raise EngineLoadError(
+            f"language model file {path} is not a GGUF file (corrupt or wrong type)"
+        )
 
 
 class _StopFilter:
@@ -245,7 +247,8 @@ class LlamaLanguageModel:
     def render(self, messages: Sequence[ChatMessage], add_generation_prompt: bool = True) -> str:
         """The prompt text exactly as the model's own chat template writes it."""
         self._formatter.add_generation_prompt = add_generation_prompt
-        result = self._formatter(messages=[{"role": m.role, "content": m.content} for m in messages])
+        chat = [{"role": m.role, "content": m.content} for m in messages]
+        result = self._formatter(messages=chat)
         return str(result.prompt)
 
     def tokenize_prompt(self, text: str) -> list[int]:

@@ -52,7 +52,9 @@ class SileroVad:
                 os.fspath(path), sess_options=opts, providers=["CPUExecutionProvider"]
             )
         except Exception as exc:
-            raise EngineLoadError(f"VAD model {path} could not be loaded: {_first_line(exc)}") from exc
+            raise EngineLoadError(
+                f"VAD model {path} could not be loaded: {_first_line(exc)}"
+            ) from exc
         names = {i.name for i in self._session.get_inputs()}
         if names != {"input", "h", "c"}:
             raise EngineLoadError(

@@ -40,10 +40,9 @@ def resolve_device(device: str) -> str:
     """``auto`` -> ``cuda`` when CTranslate2 sees a CUDA device, else ``cpu``."""
     if device != "auto":
         return device
-    import ctranslate2
-
+    ctranslate2 = importlib.import_module("ctranslate2")  # untyped; Any is fine here
     try:
-        return "cuda" if ctranslate2.get_cuda_device_count() > 0 else "cpu"
+        return "cuda" if int(ctranslate2.get_cuda_device_count()) > 0 else "cpu"
     except Exception:  # a CUDA-less build or broken driver: CPU still works
         return "cpu"
 

@@ -7,6 +7,7 @@ GGUF models are built, not trained (see ``write_tiny_llama``), so their replies 
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import subprocess
 from collections.abc import Callable, Iterator
@@ -130,7 +131,7 @@ def write_tiny_llama(
     # Output row j = scaled embedding of the token that should precede j.
     output = np.zeros((n_vocab, N_EMBD), dtype=np.float32)
     chain = [trigger, *reply_tokens, end_token]
-    for prev, nxt in zip(chain, chain[1:], strict=False):
+    for prev, nxt in itertools.pairwise(chain):
         output[index[nxt]] += 40.0 * embd[index[prev]]
 
     w = gguf.GGUFWriter(str(path), "llama")

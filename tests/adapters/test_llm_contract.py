@@ -156,7 +156,9 @@ def test_tiny_gguf_prompt_uses_the_embedded_template(tiny_llama_gguf: Path) -> N
 
     llm = LlamaLanguageModel(tiny_llama_gguf, n_ctx=512)
     text = llm.render([ChatMessage("system", "S"), ChatMessage("user", "U")])
-    assert text == "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
+    assert text == (
+        "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nU<|im_end|>\n<|im_start|>assistant\n"
+    )
     assert llm.stop_strings == ("<|im_end|>",)
 
 
@@ -208,5 +210,5 @@ def test_base_model_without_chat_template_is_refused(
     path = gguf_writer(tmp_path / "base.gguf", template=None)
     from app.adapters.llama_llm import LlamaLanguageModel
 
-    with pytest.raises(EngineLoadError, match="base.gguf"):
+    with pytest.raises(EngineLoadError, match=r"base\.gguf"):
         LlamaLanguageModel(path)

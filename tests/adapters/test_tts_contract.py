@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -14,13 +17,33 @@ SHORT = "Hello there."
 LONG = "Hello there. It is a lovely morning, and I am very happy to talk with you today."
 
 
-@pytest.fixture(
-    scope="module",
-    params=[pytest.param("fake"), pytest.param("real", marks=pytest.mark.slow)],
-)
+# Kokoro's model is downloaded on users' machines, not shipped on PyPI: it joins the
+# contract run only where kokoro-onnx is installed and HANASU_KOKORO_MODEL /
+# HANASU_KOKORO_VOICES name the files (see test_engine_errors for its error handling).
+_KOKORO_FILES = (os.environ.get("HANASU_KOKORO_MODEL"), os.environ.get("HANASU_KOKORO_VOICES"))
+_ENGINES = [
+    pytest.param("fake"),
+    pytest.param("real", marks=pytest.mark.slow),  # Piper, the embedded default
+    pytest.param("espeak"),  # the fallback voice; instant, so not marked slow
+]
+if importlib.util.find_spec("kokoro_onnx") and all(_KOKORO_FILES):
+    _ENGINES.append(pytest.param("kokoro", marks=pytest.mark.slow))
+
+
+@pytest.fixture(scope="module", params=_ENGINES)
 def tts(request: pytest.FixtureRequest) -> SpeechSynthesizer:
     if request.param == "fake":
         return FakeSynthesizer()
+    if request.param == "espeak":
+        from app.adapters.espeak_tts import EspeakSynthesizer
+
+        return EspeakSynthesizer()
+    if request.param == "kokoro":
+        from app.adapters.kokoro_tts import KokoroSynthesizer
+
+        model, voices = _KOKORO_FILES
+        assert model and voices
+        return KokoroSynthesizer(Path(model), Path(voices))
     from app.adapters.piper_tts import PiperSynthesizer
 
     return PiperSynthesizer()
@@ -63,3 +86,13 @@ def test_real_piper_yields_one_chunk_per_sentence() -> None:
     chunks = list(PiperSynthesizer().chunks("First sentence. Second sentence."))
     assert len(chunks) == 2
     assert all(c.dtype == np.float32 and c.size > 0 for c in chunks)
+
+
+def test_espeak_fallback_is_intelligible(normalise: Callable[[str], str]) -> None:
+    from app.adapters.espeak_tts import EspeakSynthesizer
+    from app.adapters.resample import resample
+    from app.adapters.whisper_asr import WhisperRecognizer
+
+    tts = EspeakSynthesizer(rate=140)
+    speech = resample(tts.synthesize("Hello, I am your voice companion."), tts.sample_rate, 16_000)
+    assert "voice companion" in normalise(WhisperRecognizer().transcribe(speech))

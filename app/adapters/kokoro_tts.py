@@ -1,0 +1,81 @@
+"""Kokoro-82M TTS through kokoro-onnx: the production default voice (24 kHz, natural).
+
+The model and voices files are downloaded on the user's machine (they are not on PyPI),
+so both paths are checked up front and a missing file is reported by name. Kokoro's
+English phonemes come from espeak-ng (espeakng-loader), which works offline.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from app.adapters.errors import EngineLoadError
+from app.core.events import FloatAudio
+
+log = logging.getLogger(__name__)
+
+KOKORO_SAMPLE_RATE = 24_000
+
+
+class KokoroSynthesizer:
+    """Text -> mono float32 audio at 24 kHz with one of Kokoro's voices."""
+
+    def __init__(
+        self,
+        model_path: Path,
+        voices_path: Path,
+        voice: str = "af_heart",
+        speed: float = 1.0,
+        lang: str = "en-us",
+    ) -> None:
+        model_path, voices_path = Path(model_path), Path(voices_path)
+        if not model_path.is_file():
+            raise EngineLoadError(f"Kokoro model not found: {model_path}")
+        if not voices_path.is_file():
+            raise EngineLoadError(f"Kokoro voices file not found: {voices_path}")
+        if not zipfile.is_zipfile(voices_path):  # voices-v1.0.bin is a numpy .npz archive
+            raise EngineLoadError(
+                f"Kokoro voices file {voices_path} is corrupt (not an .npz archive)"
+            )
+        try:
+            from kokoro_onnx import Kokoro
+        except ImportError as exc:
+            raise EngineLoadError(
+                "Kokoro voices need the kokoro-onnx package (pip install kokoro-onnx)"
+            ) from exc
+        try:
+            self._kokoro: Any = Kokoro(os.fspath(model_path), os.fspath(voices_path))
+        except Exception as exc:
+            raise EngineLoadError(
+                f"Kokoro model {model_path} could not be loaded: {_first_line(exc)}"
+            ) from exc
+        voices = list(self._kokoro.get_voices())
+        if voice not in voices:
+            raise EngineLoadError(
+                f"Kokoro voices file {voices_path.name} has no voice {voice!r} "
+                f"(e.g. {', '.join(voices[:8])})"
+            )
+        self.voice = voice
+        self.speed = speed
+        self.lang = lang
+        self.sample_rate = KOKORO_SAMPLE_RATE
+        log.info("Kokoro %s loaded, voice %s", model_path.name, voice)
+
+    def synthesize(self, text: str) -> FloatAudio:
+        """All of ``text`` as one mono float32 array at ``sample_rate``."""
+        if not text.strip():
+            return np.zeros(0, dtype=np.float32)
+        audio, rate = self._kokoro.create(text, voice=self.voice, speed=self.speed, lang=self.lang)
+        self.sample_rate = int(rate)
+        return np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

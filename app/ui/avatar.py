@@ -1,0 +1,138 @@
+"""The animated avatar: a QTimer at ~33 fps advances blink, breathing and lip-sync.
+
+The tick only updates a few floats and schedules a repaint; all drawing is in face.py.
+The mouth follows PlaybackLevel through an attack/release smoother, so it opens quickly on
+a syllable and closes softly, instead of flickering with every 20 ms level.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer
+from PySide6.QtGui import QImage, QPainter, QPaintEvent, QPixmap
+from PySide6.QtWidgets import QSizePolicy, QWidget
+
+from app.core.events import AssistantState
+from app.personas.model import AvatarStyle
+from app.ui.face import FaceColours, FacePose, paint_face
+
+FRAME_MS = 30
+BLINK_S = 0.14
+LEVEL_GAIN = 6.0
+"""Playback RMS ~0.05-0.2 for speech; this maps it to a mouth opening of 0..1."""
+
+
+class AvatarWidget(QWidget):
+    """Paints the persona's face in the assistant's current state."""
+
+    def __init__(self, style: AvatarStyle | None = None, parent: QWidget | None = None,
+                 seed: int | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("avatar")
+        self.setMinimumSize(240, 240)
+        self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
+        self._style = style or AvatarStyle()
+        self._colours = FaceColours.from_style(self._style)
+        self._state = AssistantState.IDLE
+        self._message = ""
+        self._target_level = 0.0
+        self._mouth = 0.0
+        self._t0 = time.monotonic()
+        self._t = 0.0
+        self._rng = random.Random(seed)
+        self._next_blink = self._t + self._rng.uniform(1.5, 4.5)
+        self._blink = 0.0
+        self.frames = 0
+        self._timer = QTimer(self)
+        self._timer.setTimerType(Qt.TimerType.PreciseTimer)
+        self._timer.setInterval(FRAME_MS)
+        self._timer.timeout.connect(self._tick)
+        self._timer.start()
+
+    # ---- what the window sets --------------------------------------------------------
+
+    @property
+    def state(self) -> AssistantState:
+        return self._state
+
+    @property
+    def avatar_style(self) -> AvatarStyle:
+        return self._style
+
+    @property
+    def mouth(self) -> float:
+        return self._mouth
+
+    def set_avatar_style(self, style: AvatarStyle) -> None:
+        self._style = style
+        self._colours = FaceColours.from_style(style)
+        self.update()
+
+    def set_state(self, state: AssistantState, message: str = "") -> None:
+        self._state = state
+        self._message = message if state is AssistantState.ERROR else ""
+        if state is not AssistantState.SPEAKING:
+            self._target_level = 0.0
+        self.update()
+
+    def set_level(self, level: float) -> None:
+        """Playback RMS from PlaybackLevel; drives the mouth while speaking."""
+        self._target_level = min(1.0, max(0.0, level * LEVEL_GAIN))
+
+    def pose(self) -> FacePose:
+        return FacePose(self._state, self._blink, self._mouth, self._t, self._message)
+
+    def freeze(self, t: float, blink: float = 0.0, mouth: float | None = None) -> None:
+        """Stop animating at a fixed pose (screenshots and tests)."""
+        self._timer.stop()
+        self._t, self._blink = t, blink
+        if mouth is not None:
+            self._mouth = mouth
+        self.update()
+
+    # ---- animation -------------------------------------------------------------------
+
+    def _tick(self) -> None:
+        self._t = time.monotonic() - self._t0
+        self.frames += 1
+        self._advance_blink()
+        target = self._target_level if self._state is AssistantState.SPEAKING else 0.0
+        rate = 0.6 if target > self._mouth else 0.25
+        self._mouth += (target - self._mouth) * rate
+        self.update()
+
+    def _advance_blink(self) -> None:
+        if self._t < self._next_blink:
+            self._blink = 0.0
+            return
+        phase = (self._t - self._next_blink) / BLINK_S
+        if phase >= 1.0:
+            self._blink = 0.0
+            double = self._rng.random() < 0.15
+            self._next_blink = self._t + (0.25 if double else self._rng.uniform(2.0, 6.0))
+            return
+        self._blink = 1.0 - abs(2.0 * phase - 1.0)
+
+    def paintEvent(self, event: QPaintEvent) -> None:
+        painter = QPainter(self)
+        paint_face(painter, QRectF(self.rect()), self._colours, self.pose())
+        painter.end()
+
+    def sizeHint(self) -> QSize:
+        return QSize(420, 420)
+
+
+def render_thumbnail(style: AvatarStyle, size: int = 48, ratio: float = 1.0) -> QPixmap:
+    """A static, undecorated face for the persona list (rendered once per persona)."""
+    px = max(1, round(size * ratio))
+    image = QImage(px, px, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    paint_face(painter, QRectF(0, 0, px, px), FaceColours.from_style(style), FacePose(),
+               decorations=False)
+    painter.end()
+    pixmap = QPixmap.fromImage(image)
+    pixmap.setDevicePixelRatio(ratio)
+    return pixmap

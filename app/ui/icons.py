@@ -1,0 +1,51 @@
+"""Small icons drawn in code (mic, mic off, gauge), so they are crisp at any scale and theme."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import QPointF, QRectF, Qt
+from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
+
+from app.personas.model import AvatarStyle
+from app.ui.avatar import render_thumbnail
+
+SIZE = 64
+
+
+def _canvas() -> tuple[QPixmap, QPainter]:
+    pixmap = QPixmap(SIZE, SIZE)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    return pixmap, painter
+
+
+def _pen(colour: str) -> QPen:
+    return QPen(QColor(colour), 5, Qt.PenStyle.SolidLine, Qt.PenCapStyle.RoundCap)
+
+
+def mic_icon(off: bool = False, colour: str = "#e8eaf2") -> QIcon:
+    pixmap, painter = _canvas()
+    painter.setPen(_pen(colour))
+    painter.setBrush(Qt.BrushStyle.NoBrush)
+    painter.drawRoundedRect(QRectF(24, 8, 16, 30), 8, 8)
+    painter.drawArc(QRectF(15, 18, 34, 30), 200 * 16, 140 * 16)
+    painter.drawLine(QPointF(32, 48), QPointF(32, 56))
+    if off:
+        painter.setPen(_pen("#ff5d6c"))
+        painter.drawLine(QPointF(12, 10), QPointF(52, 54))
+    painter.end()
+    return QIcon(pixmap)
+
+
+def gauge_icon(colour: str = "#e8eaf2") -> QIcon:
+    pixmap, painter = _canvas()
+    painter.setPen(_pen(colour))
+    painter.drawArc(QRectF(8, 14, 48, 48), 0, 180 * 16)
+    painter.drawLine(QPointF(32, 38), QPointF(46, 24))
+    painter.end()
+    return QIcon(pixmap)
+
+
+def app_icon(style: AvatarStyle | None = None) -> QIcon:
+    """The default persona's face: the window and tray icon."""
+    return QIcon(render_thumbnail(style or AvatarStyle(), SIZE))

@@ -1,0 +1,174 @@
+"""Owns the running engines, pipeline and audio devices, and (re)starts them off the GUI thread.
+
+Loading real engines takes seconds and opening audio devices can block, so both happen in a
+BackgroundTask; the GUI gets ``progress``/``ready``/``failed`` signals. A restart (new
+settings) stops the old pipeline in the same background task before building the new one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import QObject, Signal
+
+from app.core.pipeline import VoicePipeline
+from app.engines import build_engines, warm_engines
+from app.personas.model import Persona
+from app.storage.settings import Settings, engine_choice, pipeline_config
+from app.ui.tasks import BackgroundTask, Report
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class DeviceProblem:
+    """Posted when the audio devices cannot be opened at all (same shape as DeviceStatus)."""
+
+    ok: bool
+    message: str
+
+
+@dataclass
+class Running:
+    pipeline: VoicePipeline
+    devices: Any | None
+    """The adapter's DeviceAudio (typed loosely: only start/stop are used)."""
+
+
+def audio_disabled() -> bool:
+    return os.environ.get("HANASU_NO_AUDIO") == "1"
+
+
+def stop_running(running: Running | None) -> None:
+    """Stop devices first (no more callbacks into the pipeline), then the pipeline."""
+    if running is None:
+        return
+    if running.devices is not None:
+        try:
+            running.devices.stop()
+        except Exception:
+            log.exception("closing audio devices failed")
+    running.pipeline.stop()
+
+
+class Session(QObject):
+    progress = Signal(str)
+    ready = Signal(object)  # VoicePipeline
+    failed = Signal(str)
+
+    def __init__(self, post: Report, fake: bool, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._post = post
+        self._fake = fake
+        self._generation = 0
+        self._task: BackgroundTask[Running] | None = None
+        self.running: Running | None = None
+
+    @property
+    def pipeline(self) -> VoicePipeline | None:
+        return self.running.pipeline if self.running else None
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done
+
+    def start(self, settings: Settings, persona: Persona) -> None:
+        """Build (or rebuild) everything for ``settings`` in the background."""
+        self._generation += 1
+        generation = self._generation
+        old, self.running = self.running, None
+
+        def work(report: Report) -> Running:
+            stop_running(old)
+            return self._build(settings, persona, report)
+
+        task: BackgroundTask[Running] = BackgroundTask(work, "engine-loader", self)
+        task.progress.connect(lambda message: self._progress(generation, message))
+        task.finished.connect(lambda running: self._finished(generation, running))
+        task.failed.connect(lambda error: self._failed(generation, error))
+        self._task = task
+        task.start()
+
+    def shutdown(self) -> None:
+        """Stop everything now (at exit; blocking here is fine)."""
+        self._generation += 1
+        if self._task is not None and not self._task.done:
+            self._task.join(10)
+            self._task = None
+        stop_running(self.running)
+        self.running = None
+
+    # ---- background thread -----------------------------------------------------------
+
+    def _build(self, settings: Settings, persona: Persona, report: Report) -> Running:
+        choice = engine_choice(settings, fake=self._fake)
+        if settings.tts_voice is None:
+            from dataclasses import replace
+
+            choice = replace(choice, tts_voice=persona.voice.kokoro,
+                             tts_speed=settings.tts_speed * persona.voice.speed)
+        report("Loading engines…")
+        engines = build_engines(choice, progress=lambda m: report(m + "…"))
+        if not self._fake:
+            report("Warming up…")
+            warm_engines(engines, persona.full_system_prompt())
+        pipeline = VoicePipeline(engines, persona.full_system_prompt(), pipeline_config(settings))
+        pipeline.add_observer(self._post)
+        pipeline.start()
+        pipeline.set_muted(settings.muted)
+        devices = None if audio_disabled() else self._open_devices(settings, pipeline, report)
+        return Running(pipeline, devices)
+
+    def _open_devices(self, settings: Settings, pipeline: VoicePipeline,
+                      report: Report) -> Any | None:
+        report("Opening microphone and speaker…")
+        try:
+            from app.adapters import audio_devices
+        except ImportError as exc:  # adapter not available in this build
+            self._post(DeviceProblem(False, f"Audio devices are unavailable: {exc}"))
+            return None
+        try:
+            devices = audio_devices.DeviceAudio(
+                input_device=settings.input_device,
+                output_device=settings.output_device,
+                output_rate=pipeline.engines.tts.sample_rate,
+                push=pipeline.push_audio,
+                pull=pipeline.pull_audio,
+                on_status=self._post,
+            )
+            devices.start()
+        except Exception as exc:
+            log.warning("cannot open audio devices: %s", exc)
+            self._post(DeviceProblem(False, f"Cannot open the audio devices: {exc}"))
+            return None
+        return devices
+
+    # ---- GUI thread ------------------------------------------------------------------
+
+    def _progress(self, generation: int, message: object) -> None:
+        if generation == self._generation:
+            self.progress.emit(str(message))
+
+    def _finished(self, generation: int, running: Running) -> None:
+        if generation != self._generation:  # superseded by a newer start: discard it
+            BackgroundTask(lambda _r: stop_running(running), "stale-stop", self).start()
+            return
+        self.running = running
+        self.ready.emit(running.pipeline)
+
+    def _failed(self, generation: int, error: object) -> None:
+        if generation != self._generation:
+            return
+        from app.adapters.errors import EngineLoadError
+        from app.models.errors import ModelError
+
+        if isinstance(error, EngineLoadError | ModelError):
+            message = str(error)
+        else:
+            log.error("starting the voice engines failed", exc_info=error
+                      if isinstance(error, BaseException) else None)
+            message = f"Could not start the voice engines: {error}"
+        self.failed.emit(message)
