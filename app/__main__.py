@@ -1,9 +1,9 @@
 """``python -m app`` / ``hanasu``: the desktop app, or a subcommand.
 
-    hanasu                      open the desktop app
-    hanasu run --input ...      headless: audio file in, speaker track out
-    hanasu bench ...            latency benchmark over many WAVs
-    hanasu models list|download|verify
+hanasu                      open the desktop app
+hanasu run --input ...      headless: audio file in, speaker track out
+hanasu bench ...            latency benchmark over many WAVs
+hanasu models list|download|verify
 """
 
 from __future__ import annotations
@@ -34,10 +34,17 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="hanasu", description="Talk to a local voice companion.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
-    parser.add_argument("--self-test", action="store_true",
-                        help="load every engine, run one tiny turn, check audio devices")
-    parser.add_argument("--fake-engines", action="store_true", dest="gui_fake_engines",
-                        help="(desktop app) use scripted engines instead of models")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="load every engine, run one tiny turn, check audio devices",
+    )
+    parser.add_argument(
+        "--fake-engines",
+        action="store_true",
+        dest="gui_fake_engines",
+        help="(desktop app) use scripted engines instead of models",
+    )
     sub = parser.add_subparsers(dest="command")
     run.add_arguments(sub.add_parser("run", help="listen to an audio file, write the reply audio"))
     bench.add_arguments(sub.add_parser("bench", help="measure voice-to-voice latency"))

@@ -51,7 +51,9 @@ def build_engines(choice: EngineChoice, progress: Progress | None = None) -> Eng
             FakeVoiceActivity,
         )
 
-        return Engines(FakeVoiceActivity(), FakeRecognizer(), FakeLanguageModel(), FakeSynthesizer())
+        return Engines(
+            FakeVoiceActivity(), FakeRecognizer(), FakeLanguageModel(), FakeSynthesizer()
+        )
 
     from app.adapters.llama_llm import LlamaLanguageModel
     from app.adapters.silero_vad import SileroVad
@@ -79,8 +81,9 @@ def _synthesizer(path: Path, choice: EngineChoice) -> SpeechSynthesizer:
         from app.adapters.kokoro_tts import KokoroSynthesizer
 
         voices = path.parent / "voices-v1.0.bin"
-        return KokoroSynthesizer(path, voices, voice=choice.tts_voice or "af_heart",
-                                 speed=choice.tts_speed)
+        return KokoroSynthesizer(
+            path, voices, voice=choice.tts_voice or "af_heart", speed=choice.tts_speed
+        )
     from app.adapters.piper_tts import PiperSynthesizer
 
     return PiperSynthesizer(path, length_scale=1.0 / choice.tts_speed)

@@ -34,7 +34,13 @@ def configure_logging(verbose: bool = False) -> None:
         )
         root.addHandler(file_handler)
     except OSError as exc:  # a read-only or full disk must not stop the app
-        console.handle(logging.makeLogRecord({"msg": f"file logging disabled: {exc}",
-                                              "levelno": logging.WARNING,
-                                              "levelname": "WARNING"}))
+        console.handle(
+            logging.makeLogRecord(
+                {
+                    "msg": f"file logging disabled: {exc}",
+                    "levelno": logging.WARNING,
+                    "levelname": "WARNING",
+                }
+            )
+        )
     root._hanasu_configured = True  # type: ignore[attr-defined]

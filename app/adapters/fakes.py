@@ -56,7 +56,9 @@ class FakeLanguageModel:
 
     def __init__(
         self,
-        reply: str = "I am Hanasu, a voice companion. It is nice to meet you! What shall we talk about?",
+        reply: str = (
+            "I am Hanasu, a voice companion. It is nice to meet you! What shall we talk about?"
+        ),
         token_delay_s: float = 0.0,
     ) -> None:
         self._reply = reply

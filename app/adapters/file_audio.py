@@ -60,7 +60,9 @@ class FileMicrophone:
         return self.audio.size / self.rate
 
     def start(self, push: PushAudio) -> None:
-        self._thread = threading.Thread(target=self._run, args=(push,), name="file-mic", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(push,), name="file-mic", daemon=True
+        )
         self._thread.start()
 
     def _run(self, push: PushAudio) -> None:
@@ -95,7 +97,9 @@ class FileSpeaker:
         self._thread: threading.Thread | None = None
 
     def start(self, pull: PullAudio) -> None:
-        self._thread = threading.Thread(target=self._run, args=(pull,), name="file-spk", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(pull,), name="file-spk", daemon=True
+        )
         self._thread.start()
 
     def _run(self, pull: PullAudio) -> None:
@@ -104,7 +108,9 @@ class FileSpeaker:
         self._catch_up(pull)
 
     def _catch_up(self, pull: PullAudio) -> None:
-        due = int((self.clock.now() + self.tick_s) * self.sample_rate)  # one block ahead, as a device buffer
+        due = int(
+            (self.clock.now() + self.tick_s) * self.sample_rate
+        )  # one block ahead, as a device buffer
         if due > self._written:
             self._blocks.append(pull(due - self._written))
             self._written = due

@@ -80,7 +80,11 @@ def speak_questions(folder: Path, count: int) -> list[Path]:
 def with_silence(audio: FloatAudio, before_s: float = 0.6, after_s: float = 1.0) -> FloatAudio:
     rate = PIPELINE_SAMPLE_RATE
     return np.concatenate(
-        [np.zeros(int(before_s * rate), np.float32), audio, np.zeros(int(after_s * rate), np.float32)]
+        [
+            np.zeros(int(before_s * rate), np.float32),
+            audio,
+            np.zeros(int(after_s * rate), np.float32),
+        ]
     )
 
 
@@ -123,15 +127,19 @@ def naive_turn_s(engines: Engines, persona: Persona, audio: FloatAudio, hangover
 
 def summary(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
-    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
     return {"p50": statistics.median(ordered), "p90": p90, "n": float(len(ordered))}
 
 
 def machine_name() -> str:
     gpu = "no GPU"
     if shutil.which("nvidia-smi"):
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-                             capture_output=True, text=True, check=False)
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
         gpu = out.stdout.strip() or gpu
     return f"{platform.machine()} {os.cpu_count()} CPUs, {gpu}, Python {platform.python_version()}"
 
@@ -139,12 +147,19 @@ def machine_name() -> str:
 def main(args: argparse.Namespace) -> int:
     personas = load_personas()
     persona = personas.get(args.persona) if args.persona else personas.default
-    choice = EngineChoice(fake=args.fake_engines, llm=args.llm, asr=args.asr, tts=args.tts,
-                          n_gpu_layers=args.n_gpu_layers)
+    choice = EngineChoice(
+        fake=args.fake_engines,
+        llm=args.llm,
+        asr=args.asr,
+        tts=args.tts,
+        n_gpu_layers=args.n_gpu_layers,
+    )
     engines = build_engines(choice)
     warm_engines(engines, persona.full_system_prompt())
     with tempfile.TemporaryDirectory() as tmp:
-        paths = sorted(args.wavs.glob("*.wav")) if args.wavs else speak_questions(Path(tmp), args.count)
+        paths = (
+            sorted(args.wavs.glob("*.wav")) if args.wavs else speak_questions(Path(tmp), args.count)
+        )
         inputs = [with_silence(read_audio(p)) for p in paths]
     config = PipelineConfig()
     rows = []
@@ -166,8 +181,10 @@ def main(args: argparse.Namespace) -> int:
             row["naive_serial"] = naive_turn_s(engines, persona, audio, hangover)
         rows.append(row)
         v2v = row["voice_to_voice"]
-        print(f"{path.name}: v2v {v2v:.3f} s" if isinstance(v2v, float) else f"{path.name}: no reply",
-              flush=True)
+        print(
+            f"{path.name}: v2v {v2v:.3f} s" if isinstance(v2v, float) else f"{path.name}: no reply",
+            flush=True,
+        )
     report = _report(rows)
     print(json.dumps(report["summary"], indent=2))
     if args.json:
@@ -177,19 +194,27 @@ def main(args: argparse.Namespace) -> int:
 
 def _report(rows: list[dict[str, object]]) -> dict[str, object]:
     v2v = [r["voice_to_voice"] for r in rows if isinstance(r["voice_to_voice"], float)]
-    stats: dict[str, object] = {"machine": machine_name(), "turns": len(rows),
-                                "replied": len(v2v)}
+    stats: dict[str, object] = {"machine": machine_name(), "turns": len(rows), "replied": len(v2v)}
     if v2v:
         stats["voice_to_voice_s"] = summary(v2v)
     naive = [r["naive_serial"] for r in rows if isinstance(r.get("naive_serial"), float)]
     if naive:
         stats["naive_serial_s"] = summary(naive)  # type: ignore[arg-type]
-    stage_names = ["end_of_turn_wait", "asr", "llm_first_token", "first_chunk",
-                   "tts_first_audio", "to_first_sample"]
+    stage_names = [
+        "end_of_turn_wait",
+        "asr",
+        "llm_first_token",
+        "first_chunk",
+        "tts_first_audio",
+        "to_first_sample",
+    ]
     stages: dict[str, dict[str, float]] = {}
     for name in stage_names:
-        values = [s[name] for r in rows if isinstance(s := r["stages"], dict)
-                  and isinstance(s.get(name), float)]
+        values = [
+            s[name]
+            for r in rows
+            if isinstance(s := r["stages"], dict) and isinstance(s.get(name), float)
+        ]
         if values:
             stages[name] = summary(values)
     stats["stages_s"] = stages

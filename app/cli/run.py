@@ -38,7 +38,9 @@ class RunResult:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--input", type=Path, required=True, help="speech to listen to (any audio file)")
+    parser.add_argument(
+        "--input", type=Path, required=True, help="speech to listen to (any audio file)"
+    )
     parser.add_argument("--output", type=Path, required=True, help="WAV of what the speaker plays")
     parser.add_argument("--timeline", type=Path, help="JSON with per-turn stage timestamps")
     parser.add_argument("--persona", default=None, help="persona id (default: the first one)")
@@ -46,10 +48,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--llm", type=Path, help="GGUF model file to use")
     parser.add_argument("--asr", type=Path, help="faster-whisper model folder to use")
     parser.add_argument("--tts", type=Path, help="TTS model file to use")
-    parser.add_argument("--no-speculative", action="store_true",
-                        help="wait for the end of turn before starting ASR (baseline)")
-    parser.add_argument("--max-wait", type=float, default=90.0,
-                        help="seconds to wait for replies after the input ends")
+    parser.add_argument(
+        "--no-speculative",
+        action="store_true",
+        help="wait for the end of turn before starting ASR (baseline)",
+    )
+    parser.add_argument(
+        "--max-wait",
+        type=float,
+        default=90.0,
+        help="seconds to wait for replies after the input ends",
+    )
 
 
 def run_file(
@@ -140,6 +149,11 @@ def main(args: argparse.Namespace) -> int:
         args.timeline.write_text(json.dumps(timeline_json(result, args.input), indent=2))
     for turn in result.turns:
         v2v = turn.voice_to_voice
-        log.info("turn %d: %r -> %r (voice-to-voice %s)", turn.turn_id, turn.transcript,
-                 turn.heard_text, f"{v2v:.2f} s" if v2v is not None else "n/a")
+        log.info(
+            "turn %d: %r -> %r (voice-to-voice %s)",
+            turn.turn_id,
+            turn.transcript,
+            turn.heard_text,
+            f"{v2v:.2f} s" if v2v is not None else "n/a",
+        )
     return 0

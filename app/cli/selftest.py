@@ -11,7 +11,6 @@ llama.cpp build) do not.
 
 from __future__ import annotations
 
-import importlib
 import itertools
 import platform
 import sys
@@ -278,39 +277,48 @@ def _clip(text: str, limit: int = 80) -> str:
 
 
 def check_audio_devices(report: Report) -> None:
-    """Lists what the app could record from and play to; none is a warning, not a failure."""
+    """Microphones and speakers the app could use; none is a warning, not a failure
+    (CI machines and servers have no sound card)."""
     started = time.perf_counter()
     try:
-        devices = _list_devices()
+        inputs, outputs = _list_devices()
     except Exception as exc:
         report.add("audio", "WARN", f"no audio devices: {_one_line(exc)}",
                    time.perf_counter() - started)
         return
     elapsed = time.perf_counter() - started
-    if not devices:
+    if not inputs and not outputs:
         report.add("audio", "WARN", "no audio devices found", elapsed)
         return
-    names = ", ".join(_clip(_device_name(d), 40) for d in devices[:6])
-    more = f" (+{len(devices) - 6} more)" if len(devices) > 6 else ""
-    report.add("audio", "OK", f"{len(devices)} device(s): {names}{more}", elapsed)
+    status: Status = "OK" if inputs and outputs else "WARN"
+    detail = f"microphones: {_names(inputs)}; speakers: {_names(outputs)}"
+    report.add("audio", status, detail, elapsed)
 
 
-def _list_devices() -> list[Any]:
-    """app.adapters.audio_devices when present, else PortAudio through sounddevice."""
+def _list_devices() -> tuple[list[str], list[str]]:
+    """Input and output device names (default marked with *), from app.adapters.audio_devices."""
     try:
-        audio_devices = importlib.import_module("app.adapters.audio_devices")
-    except ImportError:
+        from app.adapters.audio_devices import list_devices
+    except ImportError:  # the adapter is optional for the self-test: ask PortAudio directly
         import sounddevice
 
-        return list(sounddevice.query_devices())
-    lister: Callable[[], Any] = audio_devices.list_devices
-    return list(lister())
+        devices: list[dict[str, Any]] = list(sounddevice.query_devices())
+        return (
+            [str(d["name"]) for d in devices if d["max_input_channels"] > 0],
+            [str(d["name"]) for d in devices if d["max_output_channels"] > 0],
+        )
+    found = list_devices()
+    return (
+        [d.name + ("*" if d.is_default else "") for d in found.inputs],
+        [d.name + ("*" if d.is_default else "") for d in found.outputs],
+    )
 
 
-def _device_name(device: Any) -> str:
-    if isinstance(device, dict):
-        return str(device.get("name", device))
-    return str(getattr(device, "name", device))
+def _names(names: list[str], shown: int = 4) -> str:
+    if not names:
+        return "none"
+    more = f" (+{len(names) - shown} more)" if len(names) > shown else ""
+    return ", ".join(_clip(n, 40) for n in names[:shown]) + more
 
 
 def check_qt(report: Report) -> None:

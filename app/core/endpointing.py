@@ -101,9 +101,7 @@ class Endpointer:
         now = self._seconds(self._samples_fed)
         frame_ms = 1000.0 * frame.size / cfg.sample_rate
         threshold = cfg.barge_in_threshold if self.assistant_speaking else cfg.threshold
-        min_speech_ms = (
-            cfg.barge_in_min_speech_ms if self.assistant_speaking else cfg.min_speech_ms
-        )
+        min_speech_ms = cfg.barge_in_min_speech_ms if self.assistant_speaking else cfg.min_speech_ms
         events: list[EndpointEvent] = []
 
         if self._state is _State.SILENCE:

@@ -73,7 +73,7 @@ class TimelineRecorder:
     def _turn(self, turn_id: int) -> TurnTimeline | None:
         return self.turns.get(turn_id)
 
-    def observe(self, event: PipelineEvent) -> None:  # noqa: C901 - a flat dispatch table
+    def observe(self, event: PipelineEvent) -> None:
         if isinstance(event, TurnStarted):
             self.turns[event.turn_id] = TurnTimeline(
                 turn_id=event.turn_id,

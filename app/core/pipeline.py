@@ -20,7 +20,6 @@ from app.core.events import FloatAudio, PipelineEvent
 from app.core.metrics import TimelineRecorder
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
-    Clock,
     LanguageModel,
     SpeechRecognizer,
     SpeechSynthesizer,
@@ -29,11 +28,11 @@ from app.core.ports import (
 from app.core.stages import (
     Listener,
     LiveTurn,
-    RespondJob,
     Responder,
+    RespondJob,
     Synthesizer,
-    Transcriber,
     TranscribeJob,
+    Transcriber,
     WarmJob,
 )
 from app.core.turn import (

@@ -145,7 +145,9 @@ class PlaybackQueue:
                     events.append(PlaybackStarted(turn_id=turn_id, at=start_at))
                 segment = turn.segments[0]
                 take = min(frames - filled, segment.samples.size - segment.played)
-                out[filled : filled + take] = segment.samples[segment.played : segment.played + take]
+                out[filled : filled + take] = segment.samples[
+                    segment.played : segment.played + take
+                ]
                 segment.played += take
                 filled += take
                 if segment.played >= segment.samples.size:

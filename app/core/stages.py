@@ -279,7 +279,11 @@ class Synthesizer(Worker):
             return
         self.publish(
             SpeechAudio(
-                item.turn_id, item.index, item.text, samples, self.tts.sample_rate,
+                item.turn_id,
+                item.index,
+                item.text,
+                samples,
+                self.tts.sample_rate,
                 self.clock.now(),
             )
         )

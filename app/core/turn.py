@@ -188,12 +188,17 @@ class TurnMachine:
             return []
         text = event.text.strip()
         if not text:
+            # Nothing was said (a noise): drop the turn's held playback slot. A speculative
+            # turn stays marked abandoned so its end of turn does not start it again.
             active.abandoned = True
+            commands: list[Command] = [
+                Publish(TurnCancelled(active.turn_id, event.at, "no words")),
+                CancelTurn(active.turn_id),
+            ]
             if active.confirmed:
                 self._active = None
-                return [Publish(TurnCancelled(active.turn_id, event.at, "no words")),
-                        *self._settle(event.at)]
-            return []
+                commands += self._settle(event.at)
+            return commands
         active.user_text = self.conversation.user_text_for(text)
         if active.confirmed:
             self._awaiting_commit[active.turn_id] = active.user_text
@@ -204,9 +209,7 @@ class TurnMachine:
         commands: list[Command] = []
         if user_text is not None:
             self.conversation.commit(user_text, event.heard_text)
-            commands.append(
-                Publish(TurnCommitted(event.turn_id, user_text, event.heard_text, ""))
-            )
+            commands.append(Publish(TurnCommitted(event.turn_id, user_text, event.heard_text, "")))
         if self._active and self._active.turn_id == event.turn_id and self._active.confirmed:
             self._active = None
             commands += self._settle(event.at)
@@ -232,9 +235,7 @@ class TurnMachine:
         started = TurnStarted(turn.turn_id, at, speech_start, speech_end, speculative=held)
         commands: list[Command] = [Publish(started)]
         if not held:
-            commands.append(
-                Publish(TurnConfirmed(turn.turn_id, at, speech_start, speech_end))
-            )
+            commands.append(Publish(TurnConfirmed(turn.turn_id, at, speech_start, speech_end)))
         commands.append(StartTurn(turn.turn_id, audio, held))
         return commands
 

@@ -36,7 +36,7 @@ DRAIN_INTERVAL_MS = 30
 class EventBridge(QObject):
     """Turns queued pipeline events into signals; every signal fires on the GUI thread."""
 
-    event = Signal(object)
+    any_event = Signal(object)
     """Every drained event (levels excluded), in order; for logging and tests."""
     state_changed = Signal(object)  # AssistantState
     speech_started = Signal()
@@ -91,8 +91,8 @@ class EventBridge(QObject):
         if input_level is not None:
             self.input_level.emit(input_level.level)
 
-    def _emit(self, item: object) -> None:  # noqa: C901 - a flat dispatch table
-        self.event.emit(item)
+    def _emit(self, item: object) -> None:
+        self.any_event.emit(item)
         match item:
             case StateChanged():
                 self.state_changed.emit(item.state)

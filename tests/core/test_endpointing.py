@@ -58,7 +58,11 @@ def test_pause_then_resume_keeps_one_utterance() -> None:
     probabilities = [0.9] * 10 + [0.0] * 5 + [0.9] * 10 + [0.0] * 20
     events = feed(Endpointer(cfg), probabilities)
     assert kinds(events) == [
-        "SpeechStarted", "SpeechPaused", "SpeechResumed", "SpeechPaused", "UtteranceEnded",
+        "SpeechStarted",
+        "SpeechPaused",
+        "SpeechResumed",
+        "SpeechPaused",
+        "UtteranceEnded",
     ]
     paused = events[1][1]
     assert isinstance(paused, SpeechPaused)

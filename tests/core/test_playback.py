@@ -26,7 +26,8 @@ def test_held_turn_plays_nothing_until_released() -> None:
     out = queue.pull(50)
     assert out.all()
     assert isinstance(events[-2], PlaybackStarted) or any(
-        isinstance(e, PlaybackStarted) for e in events)
+        isinstance(e, PlaybackStarted) for e in events
+    )
 
 
 def test_finished_turn_reports_the_whole_text_heard() -> None:
@@ -50,7 +51,7 @@ def test_cancel_stops_at_the_next_pull_and_reports_the_heard_part() -> None:
     queue.pull(40 + 50)  # first chunk and half of the second
     queue.cancel(1)
     assert not queue.pull(20).any()
-    ended = [e for e in events if isinstance(e, PlaybackEnded)][0]
+    ended = next(e for e in events if isinstance(e, PlaybackEnded))
     assert ended.interrupted
     assert ended.heard_text == "First sentence. one two three four five"
 

@@ -35,8 +35,15 @@ def names(commands: list[Command]) -> list[str]:
 
 
 def states(commands: list[Command]) -> list[AssistantState]:
-    return [c.event.state for c in commands
-            if isinstance(c, Publish) and isinstance(c.event, StateChanged)]
+    return [
+        c.event.state
+        for c in commands
+        if isinstance(c, Publish) and isinstance(c.event, StateChanged)
+    ]
+
+
+def start_of(commands: list[Command]) -> StartTurn:
+    return next(c for c in commands if isinstance(c, StartTurn))
 
 
 def paused(at: float = 1.0) -> SpeechPaused:
@@ -76,19 +83,19 @@ def test_user_resuming_cancels_the_speculative_turn_without_history() -> None:
     assert m.conversation.exchanges == []
     # the full utterance then starts a fresh turn
     cmds = m.handle(ended(2.0))
-    new_start = [c for c in cmds if isinstance(c, StartTurn)][0]
+    new_start = start_of(cmds)
     assert new_start.turn_id != start.turn_id and not new_start.held
 
 
 def test_stale_transcript_is_dropped() -> None:
     m = machine(speculative=False)
-    first = [c for c in m.handle(ended()) if isinstance(c, StartTurn)][0]
+    first = start_of(m.handle(ended()))
     assert m.handle(Transcript(first.turn_id + 7, "stale", 1.5)) == []
 
 
 def test_full_turn_commits_what_was_heard_and_returns_to_idle() -> None:
     m = machine(speculative=False)
-    start = [c for c in m.handle(ended()) if isinstance(c, StartTurn)][0]
+    start = start_of(m.handle(ended()))
     m.handle(Transcript(start.turn_id, "Hi there", 1.5))
     assert states(m.handle(PlaybackStarted(start.turn_id, 1.8))) == [AssistantState.SPEAKING]
     cmds = m.handle(PlaybackEnded(start.turn_id, "Hello! Nice to meet you.", False, 3.0))
@@ -99,7 +106,7 @@ def test_full_turn_commits_what_was_heard_and_returns_to_idle() -> None:
 
 def test_barge_in_cancels_the_reply_and_records_only_the_heard_part() -> None:
     m = machine(speculative=False)
-    start = [c for c in m.handle(ended()) if isinstance(c, StartTurn)][0]
+    start = start_of(m.handle(ended()))
     m.handle(Transcript(start.turn_id, "Tell me a story", 1.5))
     m.handle(PlaybackStarted(start.turn_id, 1.8))
     cmds = m.handle(SpeechStarted(at=2.5, speech_start=2.2))
@@ -114,17 +121,17 @@ def test_barge_in_cancels_the_reply_and_records_only_the_heard_part() -> None:
     assert isinstance(event, Publish) and isinstance(event.event, TurnCommitted)
     assert m.conversation.exchanges == [("Tell me a story", "Once upon a")]
     # the new utterance is a new turn
-    new = [c for c in m.handle(ended(3.5)) if isinstance(c, StartTurn)][0]
+    new = start_of(m.handle(ended(3.5)))
     assert new.turn_id > start.turn_id
 
 
 def test_barge_in_before_anything_was_heard_merges_the_user_text() -> None:
     m = machine(speculative=False)
-    start = [c for c in m.handle(ended()) if isinstance(c, StartTurn)][0]
+    start = start_of(m.handle(ended()))
     m.handle(Transcript(start.turn_id, "Tell me", 1.5))
     m.handle(SpeechStarted(at=1.6, speech_start=1.55))
     m.handle(PlaybackEnded(start.turn_id, "", True, 1.6))
-    second = [c for c in m.handle(ended(2.5)) if isinstance(c, StartTurn)][0]
+    second = start_of(m.handle(ended(2.5)))
     respond = m.handle(Transcript(second.turn_id, "a story", 2.8))[0]
     assert isinstance(respond, Respond)
     users = [msg for msg in respond.messages if msg.role == "user"]
@@ -133,7 +140,7 @@ def test_barge_in_before_anything_was_heard_merges_the_user_text() -> None:
 
 def test_barge_in_disabled_keeps_talking() -> None:
     m = machine(speculative=False, barge_in=False)
-    start = [c for c in m.handle(ended()) if isinstance(c, StartTurn)][0]
+    start = start_of(m.handle(ended()))
     m.handle(Transcript(start.turn_id, "Hi", 1.5))
     m.handle(PlaybackStarted(start.turn_id, 1.8))
     assert "CancelTurn" not in names(m.handle(SpeechStarted(at=2.5, speech_start=2.2)))
@@ -141,11 +148,21 @@ def test_barge_in_disabled_keeps_talking() -> None:
 
 def test_empty_transcript_abandons_the_turn() -> None:
     m = machine(speculative=False)
-    start = [c for c in m.handle(ended()) if isinstance(c, StartTurn)][0]
+    start = start_of(m.handle(ended()))
     cmds = m.handle(Transcript(start.turn_id, "  ", 1.5))
     assert "Respond" not in names(cmds)
     assert m.live_turn_id is None
     assert m.state is AssistantState.IDLE
+
+
+def test_empty_speculative_transcript_frees_its_playback_and_is_not_restarted() -> None:
+    m = machine()
+    start = m.handle(paused())[1]
+    assert isinstance(start, StartTurn)
+    cmds = m.handle(Transcript(start.turn_id, "", 1.1))
+    assert names(cmds) == ["TurnCancelled", "CancelTurn"]
+    assert "StartTurn" not in names(m.handle(ended()))
+    assert m.live_turn_id is None
 
 
 def test_muted_ignores_speech() -> None:
@@ -160,5 +177,5 @@ def test_muted_ignores_speech() -> None:
 def test_release_follows_the_speculative_turn_id() -> None:
     m = machine()
     start = m.handle(paused())[1]
-    release = [c for c in m.handle(ended()) if isinstance(c, ReleaseTurn)][0]
+    release = next(c for c in m.handle(ended()) if isinstance(c, ReleaseTurn))
     assert isinstance(start, StartTurn) and release.turn_id == start.turn_id

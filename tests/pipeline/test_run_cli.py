@@ -18,8 +18,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def hanasu(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "app", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
 
 
 def espeak(path: Path, text: str, pad_before: float, pad_after: float) -> None:
@@ -44,7 +50,9 @@ def test_question_gets_a_spoken_reply_after_it_ends(tmp_path: Path, recognizer) 
     question = tmp_path / "question.wav"
     espeak(question, "What is your favourite colour?", 0.5, 1.0)
     out, timeline = tmp_path / "reply.wav", tmp_path / "timeline.json"
-    done = hanasu("run", "--input", str(question), "--output", str(out), "--timeline", str(timeline))
+    done = hanasu(
+        "run", "--input", str(question), "--output", str(out), "--timeline", str(timeline)
+    )
     assert done.returncode == 0, done.stderr
     heard_in = read_audio(question)
     speech_end = np.flatnonzero(np.abs(heard_in) > 0.01)[-1] / 16_000
@@ -52,13 +60,21 @@ def test_question_gets_a_spoken_reply_after_it_ends(tmp_path: Path, recognizer) 
     assert track.size / rate >= heard_in.size / 16_000 - 0.01  # at least as long as the input
     loud = np.flatnonzero(np.abs(track) > 0.01) / rate
     assert loud.size and loud[0] > speech_end  # nothing before the question ended
-    reply = recognizer.transcribe(read_audio(out)[int(speech_end * 16_000):])
+    reply = recognizer.transcribe(read_audio(out)[int(speech_end * 16_000) :])
     assert len(words(reply)) >= 2, f"reply did not transcribe to speech: {reply!r}"
     data = json.loads(timeline.read_text())
     [turn] = data["turns"]
     assert "colo" in turn["transcript"].lower()
-    for key in ("speech_start", "speech_end", "end_of_turn", "asr_final", "llm_first_token",
-                "first_chunk_to_tts", "tts_first_audio", "first_sample_played"):
+    for key in (
+        "speech_start",
+        "speech_end",
+        "end_of_turn",
+        "asr_final",
+        "llm_first_token",
+        "first_chunk_to_tts",
+        "tts_first_audio",
+        "first_sample_played",
+    ):
         assert isinstance(turn[key], float), key
     assert turn["prefix_reused"] is True  # the persona prefix was warmed before the turn
     assert 0 < turn["voice_to_voice"] < 3.0
@@ -66,7 +82,8 @@ def test_question_gets_a_spoken_reply_after_it_ends(tmp_path: Path, recognizer) 
 
 @pytest.mark.slow
 def test_user_talking_over_the_reply_stops_it_and_gets_a_second_reply(
-    tmp_path: Path, recognizer  # type: ignore[no-untyped-def]
+    tmp_path: Path,
+    recognizer,  # type: ignore[no-untyped-def]
 ) -> None:
     first, second = tmp_path / "a.wav", tmp_path / "b.wav"
     espeak(first, "Can you tell me a long story about the sea?", 0.5, 0.0)
@@ -78,7 +95,9 @@ def test_user_talking_over_the_reply_stops_it_and_gets_a_second_reply(
     combined = tmp_path / "barge.wav"
     soundfile.write(str(combined), np.concatenate([a, gap, b]), rate)
     out, timeline = tmp_path / "out.wav", tmp_path / "t.json"
-    done = hanasu("run", "--input", str(combined), "--output", str(out), "--timeline", str(timeline))
+    done = hanasu(
+        "run", "--input", str(combined), "--output", str(out), "--timeline", str(timeline)
+    )
     assert done.returncode == 0, done.stderr
     turns = json.loads(timeline.read_text())["turns"]
     assert len(turns) == 2, turns
@@ -93,7 +112,7 @@ def test_user_talking_over_the_reply_stops_it_and_gets_a_second_reply(
     quiet = track[int((barge_at + 0.1) * out_rate) : int(second_start * out_rate) - 1]
     assert quiet.size == 0 or float(np.max(np.abs(quiet))) < 0.01
     assert "time" in turns[1]["transcript"].lower()
-    reply = recognizer.transcribe(read_audio(out)[int(second_start * 16_000):])
+    reply = recognizer.transcribe(read_audio(out)[int(second_start * 16_000) :])
     assert len(words(reply)) >= 2
 
 
@@ -101,7 +120,10 @@ def test_user_talking_over_the_reply_stops_it_and_gets_a_second_reply(
     ("make", "message"),
     [
         (lambda p: p / "missing.wav", "not found"),
-        (lambda p: (p / "notes.wav").write_text("hello") and p / "notes.wav", "not a readable audio"),
+        (
+            lambda p: (p / "notes.wav").write_text("hello") and p / "notes.wav",
+            "not a readable audio",
+        ),
         (lambda p: p, "folder"),
     ],
     ids=["missing", "not-audio", "folder"],
@@ -118,15 +140,24 @@ def test_bad_input_gives_one_clear_line(tmp_path: Path, make, message: str) -> N
 def test_empty_audio_file_is_rejected(tmp_path: Path) -> None:
     empty = tmp_path / "empty.wav"
     soundfile.write(str(empty), np.zeros(0, dtype=np.float32), 16_000)
-    done = hanasu("run", "--input", str(empty), "--output", str(tmp_path / "o.wav"), "--fake-engines")
+    done = hanasu(
+        "run", "--input", str(empty), "--output", str(tmp_path / "o.wav"), "--fake-engines"
+    )
     assert done.returncode == 1 and "empty" in done.stderr and "Traceback" not in done.stderr
 
 
 def test_missing_model_file_is_one_clear_line(tmp_path: Path) -> None:
     question = tmp_path / "q.wav"
     soundfile.write(str(question), np.zeros(16_000, dtype=np.float32), 16_000)
-    done = hanasu("run", "--input", str(question), "--output", str(tmp_path / "o.wav"),
-                  "--llm", str(tmp_path / "nope.gguf"))
+    done = hanasu(
+        "run",
+        "--input",
+        str(question),
+        "--output",
+        str(tmp_path / "o.wav"),
+        "--llm",
+        str(tmp_path / "nope.gguf"),
+    )
     assert done.returncode == 1
     assert "nope.gguf" in done.stderr and "Traceback" not in done.stderr
 
@@ -136,8 +167,9 @@ def test_corrupt_model_file_is_one_clear_line(tmp_path: Path) -> None:
     soundfile.write(str(question), np.zeros(16_000, dtype=np.float32), 16_000)
     corrupt = tmp_path / "broken.gguf"
     corrupt.write_bytes(b"not a gguf file at all" * 100)
-    done = hanasu("run", "--input", str(question), "--output", str(tmp_path / "o.wav"),
-                  "--llm", str(corrupt))
+    done = hanasu(
+        "run", "--input", str(question), "--output", str(tmp_path / "o.wav"), "--llm", str(corrupt)
+    )
     assert done.returncode == 1
     assert "broken.gguf" in done.stderr and "Traceback" not in done.stderr
 

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
+from app.adapters.fakes import (
+    FakeLanguageModel,
+    FakeRecognizer,
+    FakeSynthesizer,
+    FakeVoiceActivity,
+)
 from app.cli.run import run_file
 from app.core.pipeline import Engines
 from app.personas import Persona
-from tests.pipeline.conftest import RATE, silence, voiced
+from tests.pipeline.conftest import silence, voiced
 
 
 def loud_times(track: np.ndarray, rate: int) -> np.ndarray:
@@ -30,8 +38,14 @@ def test_reply_is_played_after_the_question_and_not_before(
     assert turn.first_sample_played is not None and turn.speech_end is not None
     assert abs(turn.speech_end - 1.5) < 0.05
     assert turn.voice_to_voice is not None and 0 < turn.voice_to_voice < 1.5
-    stamps = [turn.speech_end, turn.turn_started, turn.asr_final, turn.llm_first_token,
-              turn.first_chunk_to_tts, turn.tts_first_audio]
+    stamps = [
+        turn.speech_end,
+        turn.turn_started,
+        turn.asr_final,
+        turn.llm_first_token,
+        turn.first_chunk_to_tts,
+        turn.tts_first_audio,
+    ]
     assert all(s is not None for s in stamps)
     assert stamps == sorted(stamps)  # type: ignore[type-var]
 
@@ -68,3 +82,14 @@ def test_speculative_turn_is_cancelled_when_the_user_goes_on(
     assert turn.speech_start is not None and turn.speech_start < 0.6
     times = loud_times(result.output, result.sample_rate)
     assert times[0] > 2.4  # nothing played during the pause
+
+
+def test_a_noise_with_no_words_gets_no_reply_and_the_run_ends(persona: Persona) -> None:
+    engines = Engines(FakeVoiceActivity(), FakeRecognizer([""]), FakeLanguageModel(),
+                      FakeSynthesizer())
+    audio = np.concatenate([silence(0.5), voiced(0.6), silence(1.0)])
+    started = time.monotonic()
+    result = run_file(engines, persona, audio, max_wait_s=30)
+    assert time.monotonic() - started < 10  # the pipeline went idle, no waiting for the limit
+    assert result.turns == []
+    assert not np.any(np.abs(result.output) > 0.01)

@@ -1,0 +1,46 @@
+"""Opens Settings and Models from the window, and applies saved settings by restarting."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject
+from PySide6.QtWidgets import QMessageBox
+
+from app.storage.settings import Settings, SettingsError, save_settings
+from app.ui.models_dialog import ModelsDialog
+from app.ui.session import Session
+from app.ui.settings_dialog import SettingsDialog
+from app.ui.window import MainWindow
+
+log = logging.getLogger(__name__)
+
+
+class DialogLauncher(QObject):
+    def __init__(self, window: MainWindow, session: Session,
+                 restart: Callable[[Settings], None]) -> None:
+        super().__init__(window)
+        self._window = window
+        self._session = session
+        self._restart = restart
+        self._models: ModelsDialog | None = None
+        window.settings_requested.connect(self.open_settings)
+        window.models_requested.connect(self.open_models)
+
+    def open_settings(self) -> None:
+        dialog = SettingsDialog(self._window.settings, self._window)
+        if dialog.exec() != SettingsDialog.DialogCode.Accepted or dialog.result_settings is None:
+            return
+        settings = dialog.result_settings
+        try:
+            save_settings(settings)
+        except SettingsError as exc:
+            QMessageBox.warning(self._window, "Settings not saved", str(exc))
+        self._restart(settings)
+
+    def open_models(self) -> None:
+        if self._models is None or not self._models.isVisible():
+            self._models = ModelsDialog(self._window)
+        self._models.show()
+        self._models.raise_()

@@ -1,0 +1,93 @@
+"""``run_app``: show the window first, then load engines in the background.
+
+The window must be on screen in well under 1.5 s, so nothing slow happens before
+``show()``: personas and settings are small files; engines, the pipeline and the audio
+devices come up in a BackgroundTask afterwards, with progress in the window.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+import time
+
+from PySide6.QtCore import QTimer
+from PySide6.QtWidgets import QApplication
+
+from app.paths import user_config_dir
+from app.personas.loader import load_personas
+from app.storage.settings import Settings, load_settings, save_settings
+from app.ui.dialogs import DialogLauncher
+from app.ui.session import Session
+from app.ui.theme import apply_theme
+from app.ui.tray import create_tray
+from app.ui.window import MainWindow
+
+log = logging.getLogger(__name__)
+
+
+def _exit_when_ready() -> bool:
+    """``HANASU_EXIT_WHEN_READY=1``: quit once engines are up (startup timing, smoke tests)."""
+    return os.environ.get("HANASU_EXIT_WHEN_READY") == "1"
+
+
+def run_app(fake_engines: bool = False) -> int:
+    started = time.perf_counter()
+    app = QApplication.instance() or QApplication(sys.argv)
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Hanasu")
+    app.setApplicationDisplayName("Hanasu")
+    apply_theme(app)
+    library = load_personas(user_config_dir() / "personas")
+    for problem in library.problems:
+        log.warning("persona problem: %s", problem)
+    settings = load_settings()
+    window = MainWindow(library, settings, save_settings=save_settings)
+    session = Session(window.bridge.post, fake=fake_engines, parent=window)
+    DialogLauncher(window, session, restart=lambda s: _start(window, session, s))
+    tray = create_tray(window)
+    window.show()
+    visible_ms = (time.perf_counter() - started) * 1000
+    log.info("window visible %.0f ms after run_app", visible_ms)
+    timings = {"visible_ms": visible_ms}
+
+    def ready(pipeline: object) -> None:
+        timings["ready_ms"] = (time.perf_counter() - started) * 1000
+        log.info("engines ready %.0f ms after run_app", timings["ready_ms"])
+        if _exit_when_ready():
+            QTimer.singleShot(300, app.quit)
+
+    def failed(message: str) -> None:
+        log.warning("engines failed: %s", message)
+        if _exit_when_ready():
+            QTimer.singleShot(300, app.quit)
+
+    session.progress.connect(window.show_progress)
+    session.ready.connect(window.attach_pipeline)
+    session.ready.connect(ready)
+    session.failed.connect(window.show_load_error)
+    session.failed.connect(failed)
+    window.retry_requested.connect(lambda: _start(window, session, window.settings))
+    QTimer.singleShot(0, lambda: _start(window, session, window.settings))
+    app.aboutToQuit.connect(lambda: _shutdown(window, session))
+    code = app.exec()
+    if tray is not None:
+        tray.hide()
+    if _exit_when_ready():
+        print(f"hanasu: window visible after {timings['visible_ms']:.0f} ms; engines ready "
+              f"after {timings.get('ready_ms', float('nan')):.0f} ms; max UI stall "
+              f"{window.max_ui_stall_ms:.1f} ms", file=sys.stderr)
+    return int(code)
+
+
+def _start(window: MainWindow, session: Session, settings: Settings) -> None:
+    window.settings = settings
+    window.detach_pipeline()
+    window.show_progress("Starting the voice engines…")
+    session.start(settings, window.persona)
+
+
+def _shutdown(window: MainWindow, session: Session) -> None:
+    window.shutdown()
+    session.shutdown()

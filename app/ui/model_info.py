@@ -1,0 +1,85 @@
+"""What the model manager shows, gathered off the GUI thread (file checks, GPU probe).
+
+GPU memory is read with ``nvidia-smi`` when present; there is no GPU probe in app.models yet.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+
+from app.models.catalog import ROLES, ModelEntry, Role, load_catalog
+from app.models.errors import ModelError
+from app.models.resolve import resolve
+from app.models.status import entry_status
+from app.models.units import human
+
+LLM_OVERHEAD_BYTES = 1_500_000_000
+"""KV cache and compute buffers on top of the weights, for a few-thousand-token context."""
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    memory_bytes: int
+
+
+@dataclass(frozen=True)
+class RoleInfo:
+    role: Role
+    used: str
+    """What the app loads now, e.g. "embedded · 75 MB"."""
+    production: ModelEntry | None
+    state: str
+    """present / missing / incomplete / broken (of the production entry)."""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class ModelsReport:
+    roles: list[RoleInfo]
+    gpu: Gpu | None
+
+
+def detect_gpu() -> Gpu | None:
+    """The first NVIDIA GPU and its memory, or None (no driver, no GPU, or not NVIDIA)."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run(
+            [exe, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout
+        name, mib = out.splitlines()[0].rsplit(",", 1)
+        return Gpu(name.strip(), int(float(mib)) * 1024 * 1024)
+    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
+        return None
+
+
+def fits_gpu(entry: ModelEntry, gpu: Gpu | None) -> str:
+    """A sentence on whether the production LLM fits in GPU memory."""
+    if gpu is None:
+        return "No GPU detected: the language model runs on the CPU (slower replies)."
+    need = entry.known_size + LLM_OVERHEAD_BYTES
+    verdict = "fits" if need <= gpu.memory_bytes else "does not fit"
+    return (f"{verdict} in {gpu.name} ({human(gpu.memory_bytes)}; needs about {human(need)})")
+
+
+def gather(_report: object = None) -> ModelsReport:
+    catalog = load_catalog()
+    roles: list[RoleInfo] = []
+    for role in ROLES:
+        try:
+            used_model = resolve(role, catalog=catalog)
+            used = f"{used_model.source} · {human(used_model.size_bytes)}"
+        except ModelError as exc:
+            used = f"error: {exc}"
+        entries = catalog.downloadable(role)
+        if not entries:
+            roles.append(RoleInfo(role, used, None, "embedded only"))
+            continue
+        status = entry_status(entries[0])
+        roles.append(RoleInfo(role, used, entries[0], status.state, status.detail))
+    return ModelsReport(roles, detect_gpu())

@@ -1,0 +1,401 @@
+"""The main window: persona sidebar, the avatar, the live transcript and a few quiet controls.
+
+There is deliberately no record or push-to-talk control: the app is always listening, and
+the only microphone control is Mute (Ctrl+M). The window reacts to bridge signals (GUI
+thread) and talks to the pipeline only through its thread-safe methods.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QApplication,
+    QHBoxLayout,
+    QLabel,
+    QMainWindow,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.core.events import AssistantState
+from app.core.pipeline import VoicePipeline
+from app.personas.loader import PersonaLibrary
+from app.personas.model import Persona
+from app.storage.settings import Settings
+from app.ui import icons
+from app.ui.avatar import AvatarWidget
+from app.ui.bridge import EventBridge
+from app.ui.cards import Banner, ProgressCard, card, section_label
+from app.ui.heartbeat import StallMonitor
+from app.ui.hud import LatencyHud
+from app.ui.meter import LevelMeter
+from app.ui.sidebar import PersonaSidebar
+from app.ui.transcript import TranscriptView
+
+log = logging.getLogger(__name__)
+
+STATUS_TEXT = {
+    AssistantState.IDLE: "Ready — just start speaking",
+    AssistantState.LISTENING: "Listening…",
+    AssistantState.THINKING: "Thinking…",
+    AssistantState.SPEAKING: "Speaking",
+    AssistantState.MUTED: "Microphone muted (Ctrl+M to unmute)",
+    AssistantState.ERROR: "Something went wrong",
+}
+
+SaveSettings = Callable[[Settings], None]
+
+
+class MainWindow(QMainWindow):
+    """Everything the user sees. ``attach_pipeline`` connects it to a running pipeline."""
+
+    settings_requested = Signal()
+    models_requested = Signal()
+    retry_requested = Signal()
+    persona_changed = Signal(object)  # Persona
+    muted_changed = Signal(bool)
+
+    def __init__(self, library: PersonaLibrary, settings: Settings,
+                 save_settings: SaveSettings | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Hanasu")
+        self.resize(1180, 740)
+        self.library = library
+        self.settings = settings
+        self._save = save_settings
+        self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="settings-save")
+        self.bridge = EventBridge(self)
+        self.pipeline: VoicePipeline | None = None
+        self.persona = self._initial_persona()
+        self.pipeline_state = AssistantState.IDLE
+        self.device_error = ""
+        self.load_error = ""
+        self.states_seen: list[AssistantState] = []
+        self.stall = StallMonitor(self)
+        self.stall.start()
+        self.setWindowIcon(icons.app_icon(self.persona.avatar))
+        self._build_ui()
+        self._build_actions()
+        self._connect_bridge()
+        self.sidebar.select(self.persona.id)
+        self._apply_persona(self.persona, switch_pipeline=False)
+        self.hud.setVisible(settings.show_hud)
+        self.hud_action.setChecked(settings.show_hud)
+        self._set_muted_ui(settings.muted)
+
+    # ---- construction ----------------------------------------------------------------
+
+    def _initial_persona(self) -> Persona:
+        if self.settings.persona_id:
+            for persona in self.library.personas:
+                if persona.id == self.settings.persona_id:
+                    return persona
+        return self.library.default
+
+    def _build_ui(self) -> None:
+        root = QWidget()
+        outer = QHBoxLayout(root)
+        outer.setContentsMargins(18, 14, 18, 18)
+        outer.setSpacing(16)
+
+        side, side_layout = card(margins=12)
+        side.setFixedWidth(270)
+        side_layout.addWidget(section_label("Personas"))
+        self.sidebar = PersonaSidebar(self.library.personas)
+        self.sidebar.persona_selected.connect(self._on_persona_selected)
+        side_layout.addWidget(self.sidebar, 1)
+        outer.addWidget(side)
+
+        main = QVBoxLayout()
+        main.setSpacing(12)
+        main.addLayout(self._build_header())
+        self.banner = Banner()
+        self.banner.action.connect(self._on_banner_action)
+        main.addWidget(self.banner)
+        self.progress = ProgressCard()
+        self.progress.hide()
+        main.addWidget(self.progress)
+
+        body = QHBoxLayout()
+        body.setSpacing(16)
+        stage, stage_layout = card(margins=14)
+        self.avatar = AvatarWidget(self.persona.avatar)
+        stage_layout.addWidget(self.avatar, 1)
+        self.hud = LatencyHud()
+        stage_layout.addWidget(self.hud)
+        body.addWidget(stage, 5)
+        talk, talk_layout = card(margins=14)
+        talk_layout.addWidget(section_label("Conversation"))
+        self.transcript = TranscriptView()
+        talk_layout.addWidget(self.transcript, 1)
+        body.addWidget(talk, 6)
+        main.addLayout(body, 1)
+        outer.addLayout(main, 1)
+        self.setCentralWidget(root)
+
+    def _build_header(self) -> QHBoxLayout:
+        header = QHBoxLayout()
+        header.setSpacing(12)
+        names = QVBoxLayout()
+        names.setSpacing(0)
+        self.title = QLabel()
+        self.title.setObjectName("title")
+        self.status = QLabel()
+        self.status.setObjectName("statusText")
+        names.addWidget(self.title)
+        names.addWidget(self.status)
+        header.addLayout(names, 1)
+        self.meter = LevelMeter()
+        header.addWidget(self.meter, 0, Qt.AlignmentFlag.AlignVCenter)
+        self.mute_button = QToolButton()
+        self.mute_button.setObjectName("muteButton")
+        self.mute_button.setCheckable(True)
+        self.mute_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
+        self.mute_button.setIconSize(QSize(18, 18))
+        self.mute_button.setToolTip("Mute or unmute the microphone (Ctrl+M)")
+        self.mute_button.toggled.connect(self.set_muted)
+        header.addWidget(self.mute_button)
+        self.hud_button = QToolButton()
+        self.hud_button.setObjectName("hudButton")
+        self.hud_button.setCheckable(True)
+        self.hud_button.setIcon(icons.gauge_icon())
+        self.hud_button.setIconSize(QSize(18, 18))
+        self.hud_button.setToolTip("Show latency (Ctrl+L)")
+        header.addWidget(self.hud_button)
+        return header
+
+    def _build_actions(self) -> None:
+        menu = self.menuBar().addMenu("&Hanasu")
+        settings = QAction("&Settings…", self)
+        settings.setShortcut(QKeySequence.StandardKey.Preferences)
+        settings.triggered.connect(self.settings_requested.emit)
+        models = QAction("&Models…", self)
+        models.triggered.connect(self.models_requested.emit)
+        self.quit_action = QAction("&Quit", self)
+        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
+        self.quit_action.triggered.connect(QApplication.quit)
+        menu.addActions([settings, models])
+        menu.addSeparator()
+        menu.addAction(self.quit_action)
+        view = self.menuBar().addMenu("&View")
+        self.mute_action = QAction("&Mute microphone", self)
+        self.mute_action.setCheckable(True)
+        self.mute_action.setShortcut(QKeySequence("Ctrl+M"))
+        self.mute_action.toggled.connect(self.set_muted)
+        self.hud_action = QAction("&Latency HUD", self)
+        self.hud_action.setCheckable(True)
+        self.hud_action.setShortcut(QKeySequence("Ctrl+L"))
+        self.hud_action.toggled.connect(self.set_hud_visible)
+        self.hud_button.toggled.connect(self.hud_action.setChecked)
+        view.addActions([self.mute_action, self.hud_action])
+        self.addActions([self.mute_action, self.hud_action, self.quit_action])
+
+    def _connect_bridge(self) -> None:
+        b, model = self.bridge, self.transcript.model
+        b.state_changed.connect(self._on_state)
+        b.input_level.connect(self.meter.set_level)
+        b.playback_level.connect(self._on_playback_level)
+        b.turn_confirmed.connect(lambda t: self.transcript.refresh(model.confirmed(t)))
+        b.turn_cancelled.connect(lambda t, _reason: model.cancelled(t))
+        b.transcript.connect(lambda t, text: self.transcript.refresh(model.transcript(t, text)))
+        b.token.connect(lambda t, text: model.token(t, text))
+        b.chunk_audio.connect(lambda t, i, text, s: model.chunk_audio(t, i, text, s))
+        b.playback_started.connect(self._on_playback_started)
+        b.playback_ended.connect(self._on_playback_ended)
+        b.stage_failed.connect(self._on_stage_failed)
+        b.other.connect(self._on_other)
+
+    # ---- pipeline ---------------------------------------------------------------------
+
+    def attach_pipeline(self, pipeline: VoicePipeline) -> None:
+        """Use a started pipeline (its observer must already post to ``self.bridge``)."""
+        self.pipeline = pipeline
+        self.load_error = ""
+        self.progress.hide()
+        if not self.device_error:
+            self.banner.hide()
+        pipeline.set_muted(self.mute_action.isChecked())
+        self._refresh_avatar()
+
+    def detach_pipeline(self) -> None:
+        self.pipeline = None
+
+    def show_progress(self, message: str) -> None:
+        self.progress.set_message(message)
+        self.status.setText(message)
+
+    def show_load_error(self, message: str) -> None:
+        """Missing or corrupt models: a clear message and the avatar's error face, no crash."""
+        self.load_error = message
+        self.progress.hide()
+        self.banner.show_message(f"<b>The voice engines could not start.</b><br>"
+                                 f"{html.escape(message)}", "Models…")
+        self._refresh_avatar()
+
+    def set_device_status(self, ok: bool, message: str) -> None:
+        if ok:
+            self.device_error = ""
+            if not self.load_error:
+                self.banner.hide()
+        else:
+            self.device_error = message or "The audio device stopped working."
+            self.banner.show_message(f"<b>Audio device problem.</b> "
+                                     f"{html.escape(self.device_error)}", "Settings…")
+        self._refresh_avatar()
+
+    # ---- user actions ----------------------------------------------------------------
+
+    def set_muted(self, muted: bool) -> None:
+        if self.mute_action.isChecked() == muted and self.mute_button.isChecked() == muted \
+                and self.settings.muted == muted:
+            return
+        self._set_muted_ui(muted)
+        if self.pipeline is not None:
+            self.pipeline.set_muted(muted)
+        self._store(self.settings.replace(muted=muted))
+        self.muted_changed.emit(muted)
+
+    @property
+    def muted(self) -> bool:
+        return self.mute_action.isChecked()
+
+    def set_hud_visible(self, visible: bool) -> None:
+        self.hud.setVisible(visible)
+        self.hud_button.setChecked(visible)
+        if visible != self.settings.show_hud:
+            self._store(self.settings.replace(show_hud=visible))
+
+    def _set_muted_ui(self, muted: bool) -> None:
+        for widget in (self.mute_action, self.mute_button):
+            widget.blockSignals(True)
+            widget.setChecked(muted)
+            widget.blockSignals(False)
+        self.mute_button.setText("Muted" if muted else "Mute")
+        self.mute_button.setIcon(icons.mic_icon(off=muted))
+        self.meter.set_muted(muted)
+        self._refresh_avatar()
+
+    def _on_persona_selected(self, persona: Persona) -> None:
+        if persona.id != self.persona.id:
+            self._apply_persona(persona, switch_pipeline=True)
+
+    def _apply_persona(self, persona: Persona, switch_pipeline: bool) -> None:
+        """Switch conversation, voice and face at once; the prefix is warmed in the background."""
+        self.persona = persona
+        self.avatar.set_avatar_style(persona.avatar)
+        self.title.setText(persona.name)
+        self.transcript.reset(persona.greeting, persona.avatar.accent)
+        if switch_pipeline:
+            if self.pipeline is not None:
+                self.pipeline.set_system_prompt(persona.full_system_prompt())
+                self._switch_voice(persona)
+            self._store(self.settings.replace(persona_id=persona.id))
+            self.persona_changed.emit(persona)
+        self._refresh_avatar()
+
+    def _switch_voice(self, persona: Persona) -> None:
+        """Engines with a ``voice`` attribute (Kokoro) change voice without reloading."""
+        if self.pipeline is None or self.settings.tts_voice:
+            return
+        tts = self.pipeline.engines.tts
+        if isinstance(getattr(tts, "voice", None), str):
+            tts.voice = persona.voice.kokoro  # type: ignore[attr-defined]
+            tts.speed = self.settings.tts_speed * persona.voice.speed  # type: ignore[attr-defined]
+
+    def _on_banner_action(self) -> None:
+        if self.banner.button.text().startswith("Models"):
+            self.models_requested.emit()
+        else:
+            self.settings_requested.emit()
+
+    def _store(self, settings: Settings) -> None:
+        """Keep the new settings and write them off the GUI thread (the write fsyncs)."""
+        self.settings = settings
+        if self._save is not None:
+            self._saver.submit(_save_quietly, self._save, settings)  # one writer, in order
+
+    # ---- pipeline events (GUI thread) --------------------------------------------------
+
+    def _on_state(self, state: AssistantState) -> None:
+        self.pipeline_state = state
+        self.states_seen.append(state)
+        self._refresh_avatar()
+
+    def _refresh_avatar(self) -> None:
+        error = self.load_error or self.device_error
+        if error:
+            state = AssistantState.ERROR
+        elif self.muted:
+            state = AssistantState.MUTED
+        elif self.pipeline_state is AssistantState.MUTED:
+            state = AssistantState.IDLE
+        else:
+            state = self.pipeline_state
+        self.avatar.set_state(state, error)
+        if self.pipeline is None and not error and not self.muted:
+            return  # the progress text stays in the status line while loading
+        self.status.setText(error.split("\n")[0] if error else STATUS_TEXT[state])
+
+    def _on_playback_level(self, level: float, at: float) -> None:
+        self.avatar.set_level(level)
+        entry = self.transcript.model.playback_position(at)
+        if entry is not None:
+            self.transcript.refresh(entry)
+
+    def _on_playback_started(self, turn_id: int, at: float) -> None:
+        self.transcript.refresh(self.transcript.model.playback_started(turn_id, at))
+
+    def _on_playback_ended(self, turn_id: int, heard: str, interrupted: bool) -> None:
+        entry = self.transcript.model.playback_ended(turn_id, heard, interrupted)
+        self.transcript.refresh(entry)
+        self._update_hud(turn_id)
+
+    def _update_hud(self, turn_id: int) -> None:
+        if self.pipeline is None:
+            return
+        turn = self.pipeline.recorder.turns.get(turn_id)
+        if turn is not None and turn.confirmed:
+            self.hud.show_turn(turn)
+
+    def _on_stage_failed(self, stage: str, message: str) -> None:
+        log.warning("stage %s failed: %s", stage, message)
+        self.banner.show_message(f"<b>The {html.escape(stage)} stage failed.</b> "
+                                 f"{html.escape(message)}")
+
+    def _on_other(self, item: object) -> None:
+        ok, message = getattr(item, "ok", None), getattr(item, "message", None)
+        if isinstance(ok, bool) and isinstance(message, str):
+            self.set_device_status(ok, message)
+
+    # ---- window ----------------------------------------------------------------------
+
+    @property
+    def max_ui_stall_ms(self) -> float:
+        """Worst GUI-thread stall seen (ms); the target is < 50 ms during a turn."""
+        return self.stall.max_stall_ms
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Closing the window quits the app (the tray offers Hide instead)."""
+        super().closeEvent(event)
+        QApplication.quit()
+
+    def shutdown(self) -> None:
+        """At exit: stop measuring, finish pending settings writes, log the worst stall."""
+        self.stall.stop()
+        self._saver.shutdown(wait=True)
+        log.info("max UI stall %.1f ms", self.max_ui_stall_ms)
+
+
+def _save_quietly(save: SaveSettings, settings: Settings) -> None:
+    try:
+        save(settings)
+    except Exception as exc:
+        log.warning("could not save settings: %s", exc)
