@@ -2,7 +2,13 @@
 
 The model and voices files are downloaded on the user's machine (they are not on PyPI),
 so both paths are checked up front and a missing file is reported by name. Kokoro's
-English phonemes come from espeak-ng (espeakng-loader), which works offline.
+English phonemes come from espeak-ng (espeakng-loader), which works offline: kokoro-onnx
+points phonemizer at espeakng-loader's library and data itself, and nothing is downloaded
+at first use (checked with the network blocked in tests/adapters/test_kokoro_real.py).
+
+``voice`` and ``speed`` are plain attributes the UI changes between replies (a persona
+switch), so ``synthesize`` checks them each time: an unknown voice falls back to the one
+loaded with, and the speed is clamped to what Kokoro accepts.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from app.core.events import FloatAudio
 log = logging.getLogger(__name__)
 
 KOKORO_SAMPLE_RATE = 24_000
+MIN_SPEED, MAX_SPEED = 0.5, 2.0  # kokoro-onnx rejects anything outside this range
 
 
 class KokoroSynthesizer:
@@ -61,6 +68,8 @@ class KokoroSynthesizer:
                 f"Kokoro voices file {voices_path.name} has no voice {voice!r} "
                 f"(e.g. {', '.join(voices[:8])})"
             )
+        self._voices = frozenset(voices)
+        self._loaded_voice = voice
         self.voice = voice
         self.speed = speed
         self.lang = lang
@@ -71,7 +80,18 @@ class KokoroSynthesizer:
         """All of ``text`` as one mono float32 array at ``sample_rate``."""
         if not text.strip():
             return np.zeros(0, dtype=np.float32)
-        audio, rate = self._kokoro.create(text, voice=self.voice, speed=self.speed, lang=self.lang)
+        voice = self.voice
+        if voice not in self._voices:
+            log.warning("Kokoro has no voice %r: using %s", voice, self._loaded_voice)
+            voice = self.voice = self._loaded_voice
+        speed = min(MAX_SPEED, max(MIN_SPEED, float(self.speed)))
+        try:
+            audio, rate = self._kokoro.create(text, voice=voice, speed=speed, lang=self.lang)
+        except ValueError as exc:
+            # Voice and speed are valid here, so this is text with nothing to say
+            # (e.g. "\u266a"): silence, not a failed reply.
+            log.warning("Kokoro skipped %r: %s", text[:40], _first_line(exc))
+            return np.zeros(0, dtype=np.float32)
         self.sample_rate = int(rate)
         return np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
 

@@ -17,16 +17,17 @@ from dataclasses import dataclass, field
 from app.core.conversation import Conversation
 from app.core.endpointing import EndpointConfig, Endpointer
 from app.core.events import FloatAudio, PipelineEvent
+from app.core.listener import Listener, MicBlock, PlayedBlock, SetListening
 from app.core.metrics import TimelineRecorder
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
+    EchoCanceller,
     LanguageModel,
     SpeechRecognizer,
     SpeechSynthesizer,
     VoiceActivity,
 )
 from app.core.stages import (
-    Listener,
     LiveTurn,
     Responder,
     RespondJob,
@@ -97,6 +98,7 @@ class VoicePipeline:
         system_prompt: str,
         config: PipelineConfig | None = None,
         clock: MonotonicClock | None = None,
+        echo: EchoCanceller | None = None,
     ) -> None:
         self.config = config or PipelineConfig()
         self.clock: MonotonicClock = clock or MonotonicClock()
@@ -112,8 +114,13 @@ class VoicePipeline:
         self._bus: queue.Queue[object] = queue.Queue()
         self.live = LiveTurn()
         self.playback = PlaybackQueue(engines.tts.sample_rate, self._bus.put_nowait)
+        self.echo = echo
         self.listener = Listener(
-            self._bus.put_nowait, engines.vad, Endpointer(self.config.endpoint), self.playback
+            self._bus.put_nowait,
+            engines.vad,
+            Endpointer(self.config.endpoint),
+            self.playback,
+            echo,
         )
         self.synthesizer = Synthesizer(
             self._bus.put_nowait, engines.tts, self.live, self.clock, self.playback
@@ -156,15 +163,18 @@ class VoicePipeline:
         if self.listener.inbox.qsize() >= self.config.mic_queue_blocks:
             self.dropped_mic_blocks += 1
             return
-        self.listener.inbox.put_nowait(samples.copy())
+        self.listener.inbox.put_nowait(MicBlock(samples.copy()))
 
     def pull_audio(self, frames: int) -> FloatAudio:
-        return self.playback.pull(frames)
+        played = self.playback.pull(frames)
+        if self.echo is not None:
+            self.listener.inbox.put_nowait(PlayedBlock(played, self.playback.sample_rate))
+        return played
 
     # ---- control from other threads -------------------------------------------------
 
     def set_muted(self, muted: bool) -> None:
-        self.listener.set_muted(muted)
+        self.listener.inbox.put(SetListening(muted))
         self._bus.put(_SetMuted(muted))
 
     def set_system_prompt(self, prompt: str) -> None:

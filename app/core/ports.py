@@ -77,6 +77,18 @@ class SpeechSynthesizer(Protocol):
         ...
 
 
+class EchoCanceller(Protocol):
+    """Removes what the speaker played from what the microphone hears (16 kHz mono).
+
+    Both methods are called from the listener thread, interleaved in arrival order."""
+
+    def add_reference(self, played: FloatAudio) -> None: ...
+
+    def process(self, captured: FloatAudio) -> FloatAudio: ...
+
+    def reset(self) -> None: ...
+
+
 PullAudio = Callable[[int], FloatAudio]
 """Called by an audio sink with a frame count; returns exactly that many samples."""
 

@@ -13,12 +13,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import numpy as np
-
-from app.core.endpointing import Endpointer
 from app.core.events import (
     FloatAudio,
-    InputLevel,
     PipelineEvent,
     PrefixReuse,
     ReplyChunk,
@@ -36,7 +32,6 @@ from app.core.ports import (
     PromptStats,
     SpeechRecognizer,
     SpeechSynthesizer,
-    VoiceActivity,
 )
 from app.core.sentences import SentenceGate
 
@@ -102,59 +97,6 @@ class Worker:
 
     def handle(self, item: object) -> None:
         raise NotImplementedError
-
-
-class Listener(Worker):
-    """Frames microphone audio for the VAD and runs the endpointer."""
-
-    name = "listener"
-
-    def __init__(
-        self,
-        publish: Publish,
-        vad: VoiceActivity,
-        endpointer: Endpointer,
-        playback: PlaybackQueue,
-        level_interval_s: float = 0.05,
-    ) -> None:
-        super().__init__(publish)
-        self.vad = vad
-        self.endpointer = endpointer
-        self.playback = playback
-        self.muted = False
-        self._pending = np.zeros(0, dtype=np.float32)
-        self._samples = 0
-        self._level_every = int(level_interval_s * endpointer.config.sample_rate)
-        self._since_level = 0
-
-    def set_muted(self, muted: bool) -> None:
-        self.inbox.put(("mute", muted))
-
-    def handle(self, item: object) -> None:
-        if isinstance(item, tuple):
-            self.muted = bool(item[1])
-            self.endpointer.reset()
-            self.vad.reset()
-            return
-        assert isinstance(item, np.ndarray)
-        self._pending = np.concatenate([self._pending, item.astype(np.float32, copy=False)])
-        size = self.vad.frame_size
-        while self._pending.size >= size:
-            frame, self._pending = self._pending[:size], self._pending[size:]
-            self._frame(frame)
-
-    def _frame(self, frame: FloatAudio) -> None:
-        self._samples += frame.size
-        self._since_level += frame.size
-        rate = self.endpointer.config.sample_rate
-        if self._since_level >= self._level_every:
-            self._since_level = 0
-            level = 0.0 if self.muted else float(np.sqrt(np.mean(np.square(frame))))
-            self.publish(InputLevel(level=level, at=self._samples / rate))
-        probability = 0.0 if self.muted else self.vad.probability(frame)
-        self.endpointer.assistant_speaking = self.playback.speaking
-        for event in self.endpointer.feed(frame, probability):
-            self.publish(event)
 
 
 @dataclass(frozen=True)

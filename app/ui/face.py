@@ -183,7 +183,7 @@ def _hair_front(painter: QPainter, centre: QPointF, r: float, c: FaceColours) ->
     x, y = centre.x(), centre.y()
     path = QPainterPath()
     path.moveTo(x - r * 0.98, y + r * 0.05)
-    path.cubicTo(x - r * 1.05, y - r * 1.25, x + r * 1.05, y - r * 1.25, x + r * 0.98, y + r * 0.05)
+    path.cubicTo(x - r * 1.05, y - r * 1.45, x + r * 1.05, y - r * 1.45, x + r * 0.98, y + r * 0.05)
     path.cubicTo(x + r * 0.8, y - r * 0.35, x + r * 0.45, y - r * 0.5, x + r * 0.1, y - r * 0.42)
     path.cubicTo(x - r * 0.2, y - r * 0.62, x - r * 0.7, y - r * 0.45, x - r * 0.98, y + r * 0.05)
     painter.setPen(Qt.PenStyle.NoPen)

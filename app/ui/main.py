@@ -18,7 +18,6 @@ from PySide6.QtWidgets import QApplication
 from app.paths import user_config_dir
 from app.personas.loader import load_personas
 from app.storage.settings import Settings, load_settings, save_settings
-from app.ui.dialogs import DialogLauncher
 from app.ui.session import Session
 from app.ui.theme import apply_theme
 from app.ui.tray import create_tray
@@ -45,10 +44,12 @@ def run_app(fake_engines: bool = False) -> int:
     settings = load_settings()
     window = MainWindow(library, settings, save_settings=save_settings)
     session = Session(window.bridge.post, fake=fake_engines, parent=window)
-    DialogLauncher(window, session, restart=lambda s: _start(window, session, s))
     tray = create_tray(window)
     window.show()
     visible_ms = (time.perf_counter() - started) * 1000
+    from app.ui.dialogs import DialogLauncher  # the model catalog is not needed before show
+
+    DialogLauncher(window, session, restart=lambda s: _start(window, session, s))
     log.info("window visible %.0f ms after run_app", visible_ms)
     timings = {"visible_ms": visible_ms}
 

@@ -39,6 +39,7 @@ class _PersonaRow(QWidget):
         description.setStyleSheet(f"color: {theme.MUTED_TEXT}; font-size: 12px;"
                                   " background: transparent;")
         description.setWordWrap(True)
+        description.setMinimumHeight(description.fontMetrics().lineSpacing() * 2 + 2)
         text.addWidget(name)
         text.addWidget(description)
         layout.addLayout(text, 1)
@@ -59,7 +60,7 @@ class PersonaSidebar(QListWidget):
         for persona in self.personas:
             item = QListWidgetItem()
             row = _PersonaRow(persona, ratio)
-            item.setSizeHint(QSize(200, max(64, row.sizeHint().height())))
+            item.setSizeHint(QSize(200, max(76, row.sizeHint().height())))
             item.setData(Qt.ItemDataRole.UserRole, persona.id)
             self.addItem(item)
             self.setItemWidget(item, row)

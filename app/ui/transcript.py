@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 
 from PySide6.QtCore import Qt
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QResizeEvent, QTextDocument
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QScrollArea, QVBoxLayout, QWidget
 
 from app.ui import theme
@@ -35,13 +35,33 @@ def reply_html(entry: TurnEntry) -> str:
 
 
 class _Bubble(QLabel):
+    """A word-wrapped label sized to its text (Qt would otherwise wrap it to a narrow column)."""
+
+    PADDING = 30
+
     def __init__(self, from_user: bool, accent: str) -> None:
         super().__init__()
+        self._max_width = 400
         self.setWordWrap(True)
         self.setTextFormat(Qt.TextFormat.RichText)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         sheet = USER_BUBBLE.format(bg=accent) if from_user else REPLY_BUBBLE
         self.setStyleSheet(sheet)
+
+    def show_html(self, text: str) -> None:
+        self.setText(text)
+        self._fit()
+
+    def set_max_width(self, width: int) -> None:
+        self._max_width = width
+        self._fit()
+
+    def _fit(self) -> None:
+        doc = QTextDocument()
+        doc.setDefaultFont(self.font())
+        doc.setHtml(self.text())
+        natural = int(doc.idealWidth()) + self.PADDING
+        self.setFixedWidth(max(48, min(natural, self._max_width)))
 
 
 class _TurnRow(QWidget):
@@ -65,13 +85,13 @@ class _TurnRow(QWidget):
             layout.addLayout(row)
 
     def show_entry(self, entry: TurnEntry) -> None:
-        self.user.setText(html.escape(entry.user) or "…")
+        self.user.show_html(html.escape(entry.user) or "…")
         self.reply.setVisible(entry.started_at is not None)
-        self.reply.setText(reply_html(entry))
+        self.reply.show_html(reply_html(entry))
 
     def set_bubble_width(self, width: int) -> None:
-        self.user.setMaximumWidth(width)
-        self.reply.setMaximumWidth(width)
+        self.user.set_max_width(width)
+        self.reply.set_max_width(width)
 
 
 class TranscriptView(QScrollArea):
@@ -94,7 +114,7 @@ class TranscriptView(QScrollArea):
         self._hint.setObjectName("subtitle")
         self._hint.setWordWrap(True)
         self._hint.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self._layout.addStretch(1)
+        self._hint.setContentsMargins(24, 90, 24, 0)
         self._layout.addWidget(self._hint)
         self._layout.addStretch(1)
         self.setWidget(body)

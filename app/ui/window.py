@@ -19,6 +19,7 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QMainWindow,
+    QSizePolicy,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -121,7 +122,7 @@ class MainWindow(QMainWindow):
         self.banner.action.connect(self._on_banner_action)
         main.addWidget(self.banner)
         self.progress = ProgressCard()
-        self.progress.hide()
+        self.progress.setVisible(False)
         main.addWidget(self.progress)
 
         body = QHBoxLayout()
@@ -150,6 +151,7 @@ class MainWindow(QMainWindow):
         self.title.setObjectName("title")
         self.status = QLabel()
         self.status.setObjectName("statusText")
+        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         names.addWidget(self.title)
         names.addWidget(self.status)
         header.addLayout(names, 1)
@@ -340,9 +342,14 @@ class MainWindow(QMainWindow):
         else:
             state = self.pipeline_state
         self.avatar.set_state(state, error)
-        if self.pipeline is None and not error and not self.muted:
-            return  # the progress text stays in the status line while loading
-        self.status.setText(error.split("\n")[0] if error else STATUS_TEXT[state])
+        if not self.progress.isHidden() and not error and not self.muted:
+            return  # the loading message stays in the status line
+        if self.load_error:
+            self.status.setText("The voice engines could not start")
+        elif self.device_error:
+            self.status.setText("Audio device problem")
+        else:
+            self.status.setText(STATUS_TEXT[state])
 
     def _on_playback_level(self, level: float, at: float) -> None:
         self.avatar.set_level(level)

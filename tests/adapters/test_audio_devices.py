@@ -115,7 +115,8 @@ class Tone:
         self.calls += 1
         phase = self.step * (self.position + np.arange(frames))
         self.position += frames
-        return (self.amplitude * np.sin(phase)).astype(np.float32)
+        block: FloatAudio = (self.amplitude * np.sin(phase)).astype(np.float32)
+        return block
 
 
 @pytest.fixture(scope="module")

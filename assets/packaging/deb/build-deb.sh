@@ -49,8 +49,15 @@ install -m 644 "$HERE/copyright" "$pkg/usr/share/doc/hanasu/copyright"
 install -m 755 "$HERE/postinst" "$HERE/postrm" "$pkg/DEBIAN/"
 
 installed_kb="$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)"
+# The newest glibc symbol version any bundled binary references (it follows the build host).
+libc_min="2.36"
+if command -v objdump >/dev/null; then
+    found="$(find "$pkg/opt/hanasu" -type f \( -name '*.so*' -o -name hanasu \) -exec objdump -T {} + 2>/dev/null \
+        | grep -o 'GLIBC_[0-9][0-9.]*' | sed 's/GLIBC_//' | sort -uV | tail -n1 || true)"
+    [ -n "$found" ] && libc_min="$found"
+fi
 sed -e "s/@VERSION@/$deb_version/" -e "s/@INSTALLED_SIZE@/$installed_kb/" \
-    "$HERE/control.in" > "$pkg/DEBIAN/control"
+    -e "s/@LIBC_MIN@/$libc_min/" "$HERE/control.in" > "$pkg/DEBIAN/control"
 
 mkdir -p "$OUT"
 deb="$OUT/hanasu_${deb_version}_amd64.deb"

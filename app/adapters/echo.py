@@ -1,0 +1,181 @@
+"""Acoustic echo cancellation: remove the assistant's own voice from the microphone.
+
+On laptop speakers the microphone hears whatever the assistant says; without this the
+VAD would take the assistant's voice for the user and it would interrupt itself. The
+canceller gets two streams from one worker thread, interleaved: ``add_reference`` with
+what the speaker played since the last call, then ``process`` with what the microphone
+captured since.
+
+``WebRtcEchoCanceller`` is WebRTC's AEC3 through the ``livekit`` wheel
+(``livekit.rtc.AudioProcessingModule``). That API takes exactly 10 ms frames of 16-bit
+PCM (160 samples at 16 kHz), so both streams are cut into such frames here; what is
+left over waits for the next call. To return as many samples as it is given, the
+processed stream runs a constant 159 samples (just under 10 ms) behind the input.
+Noise suppression and automatic gain control stay off: they hurt speech recognition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from app.adapters.errors import EngineLoadError
+from app.core.events import FloatAudio
+
+SAMPLE_RATE = 16_000
+FRAME_SIZE = 160  # 10 ms at 16 kHz: the only frame length the AudioProcessingModule takes
+LATENCY = FRAME_SIZE - 1  # samples the output lags the input (enough for any remainder)
+# Bulk delay hint in ms (speaker buffer + microphone buffer). AEC3 estimates the real
+# delay itself; the hint only seeds it (see tests/adapters/test_echo.py for the check).
+DEFAULT_DELAY_MS = 60
+# When the reference falls this many frames behind the capture (nothing reported as
+# played), silence is fed as reference so the two streams stay aligned in time.
+_MAX_RENDER_LAG_FRAMES = 0
+
+_INT16_SCALE = 32768.0
+
+
+def _to_int16(audio: FloatAudio) -> np.ndarray[Any, np.dtype[np.int16]]:
+    scaled = np.clip(audio * _INT16_SCALE, -32768.0, 32767.0)
+    return np.rint(scaled).astype(np.int16)
+
+
+def _as_float32(audio: FloatAudio) -> FloatAudio:
+    arr = np.asarray(audio, dtype=np.float32)
+    if arr.ndim != 1:
+        raise ValueError(f"expected 1-D mono audio, got shape {arr.shape}")
+    return arr
+
+
+class NullEchoCanceller:
+    """No echo cancellation: ``process`` returns its input (file runs, or when disabled)."""
+
+    def add_reference(self, played: FloatAudio) -> None:
+        """Ignored."""
+
+    def process(self, captured: FloatAudio) -> FloatAudio:
+        """``captured`` itself, as mono float32."""
+        return _as_float32(captured)
+
+    def reset(self) -> None:
+        """Nothing to forget."""
+
+
+class WebRtcEchoCanceller:
+    """WebRTC AEC3 (via ``livekit.rtc``) on 16 kHz mono float32, any block length.
+
+    ``process`` returns exactly as many samples as it is given, delayed by a constant
+    ``LATENCY`` (159) samples; the first call's output starts with that many zeros.
+    """
+
+    sample_rate = SAMPLE_RATE
+    latency_samples = LATENCY
+
+    def __init__(self, delay_ms: int | None = DEFAULT_DELAY_MS, high_pass: bool = True) -> None:
+        """``delay_ms``: stream delay hint for AEC3, or None to leave it to AEC3's estimator."""
+        try:
+            from livekit import rtc
+        except Exception as exc:  # ImportError, or the bundled native library failing
+            raise EngineLoadError(
+                "echo cancellation needs the 'livekit' package (WebRTC audio processing), "
+                f"which could not be loaded: {_first_line(exc)}"
+            ) from exc
+        self._rtc: Any = rtc
+        self._delay_ms = delay_ms
+        self._high_pass = high_pass
+        # One int16 buffer per direction, shared with an AudioFrame the APM edits in place.
+        self._render_buf = bytearray(FRAME_SIZE * 2)
+        self._capture_buf = bytearray(FRAME_SIZE * 2)
+        self._render_pcm = np.frombuffer(self._render_buf, dtype=np.int16)
+        self._capture_pcm = np.frombuffer(self._capture_buf, dtype=np.int16)
+        try:
+            self._render_frame: Any = rtc.AudioFrame(self._render_buf, SAMPLE_RATE, 1, FRAME_SIZE)
+            self._capture_frame: Any = rtc.AudioFrame(
+                self._capture_buf, SAMPLE_RATE, 1, FRAME_SIZE
+            )
+            self._apm: Any = self._new_apm()
+        except Exception as exc:
+            raise EngineLoadError(
+                f"WebRTC echo cancellation (livekit) could not start: {_first_line(exc)}"
+            ) from exc
+        self._reset_buffers()
+
+    def _new_apm(self) -> Any:
+        apm = self._rtc.AudioProcessingModule(
+            echo_cancellation=True,
+            noise_suppression=False,
+            high_pass_filter=self._high_pass,
+            auto_gain_control=False,
+        )
+        if self._delay_ms is not None:
+            apm.set_stream_delay_ms(int(self._delay_ms))
+        return apm
+
+    def _reset_buffers(self) -> None:
+        self._render_rest = np.zeros(0, dtype=np.float32)
+        self._capture_rest = np.zeros(0, dtype=np.float32)
+        self._output: list[FloatAudio] = [np.zeros(LATENCY, dtype=np.float32)]
+        self._output_len = LATENCY
+        self._render_frames = 0
+        self._capture_frames = 0
+
+    def reset(self) -> None:
+        """Forget all adaptation and buffered audio (a fresh AEC3 instance)."""
+        self._apm = self._new_apm()
+        self._reset_buffers()
+
+    def add_reference(self, played: FloatAudio) -> None:
+        """Queue what the speaker just played (16 kHz mono float32, any length)."""
+        data = _as_float32(played)
+        if data.size == 0:
+            return
+        if self._render_rest.size:
+            data = np.concatenate([self._render_rest, data])
+        n_frames = data.size // FRAME_SIZE
+        for i in range(n_frames):
+            self._render_pcm[:] = _to_int16(data[i * FRAME_SIZE : (i + 1) * FRAME_SIZE])
+            self._feed_render()
+        self._render_rest = data[n_frames * FRAME_SIZE :].copy()
+
+    def _feed_render(self) -> None:
+        self._apm.process_reverse_stream(self._render_frame)
+        self._render_frames += 1
+
+    def process(self, captured: FloatAudio) -> FloatAudio:
+        """``captured`` with the echo removed: same length, ``LATENCY`` samples behind."""
+        data = _as_float32(captured)
+        if data.size == 0:
+            return np.zeros(0, dtype=np.float32)
+        if self._capture_rest.size:
+            data_all = np.concatenate([self._capture_rest, data])
+        else:
+            data_all = data
+        n_frames = data_all.size // FRAME_SIZE
+        for i in range(n_frames):
+            if self._render_frames < self._capture_frames + 1 - _MAX_RENDER_LAG_FRAMES:
+                # Nothing was reported as played for this stretch: the speaker was silent.
+                self._render_pcm[:] = 0
+                self._feed_render()
+            self._capture_pcm[:] = _to_int16(data_all[i * FRAME_SIZE : (i + 1) * FRAME_SIZE])
+            if self._delay_ms is not None:
+                # WebRTC wants the delay set before every capture frame it processes.
+                self._apm.set_stream_delay_ms(int(self._delay_ms))
+            self._apm.process_stream(self._capture_frame)
+            self._capture_frames += 1
+            self._output.append(self._capture_pcm.astype(np.float32) / _INT16_SCALE)
+            self._output_len += FRAME_SIZE
+        self._capture_rest = data_all[n_frames * FRAME_SIZE :].copy()
+        return self._take(data.size)
+
+    def _take(self, n: int) -> FloatAudio:
+        joined = np.concatenate(self._output) if len(self._output) > 1 else self._output[0]
+        out, rest = joined[:n], joined[n:]
+        self._output = [rest]
+        self._output_len = rest.size
+        return np.ascontiguousarray(out, dtype=np.float32)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

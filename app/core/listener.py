@@ -1,0 +1,101 @@
+"""The listener stage: echo cancellation, VAD framing and endpointing, in arrival order.
+
+The audio callbacks only enqueue: captured blocks from the microphone and, when echo
+cancellation is on, copies of what the speaker played. Handling both on this one thread
+keeps the canceller's reference and capture streams in the order they happened.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.core.endpointing import Endpointer
+from app.core.events import FloatAudio, InputLevel
+from app.core.playback import PlaybackQueue
+from app.core.ports import PIPELINE_SAMPLE_RATE, EchoCanceller, VoiceActivity
+from app.core.stages import Publish, Worker
+
+
+@dataclass(frozen=True)
+class MicBlock:
+    samples: FloatAudio
+
+
+@dataclass(frozen=True)
+class PlayedBlock:
+    samples: FloatAudio
+    sample_rate: int
+
+
+@dataclass(frozen=True)
+class SetListening:
+    muted: bool
+
+
+def to_pipeline_rate(samples: FloatAudio, rate: int) -> FloatAudio:
+    """Linear resampling; good enough for an echo reference, and free of native libraries."""
+    if rate == PIPELINE_SAMPLE_RATE or samples.size == 0:
+        return samples
+    count = round(samples.size * PIPELINE_SAMPLE_RATE / rate)
+    positions = np.arange(count, dtype=np.float64) * (rate / PIPELINE_SAMPLE_RATE)
+    return np.interp(positions, np.arange(samples.size), samples).astype(np.float32)
+
+
+class Listener(Worker):
+    name = "listener"
+
+    def __init__(
+        self,
+        publish: Publish,
+        vad: VoiceActivity,
+        endpointer: Endpointer,
+        playback: PlaybackQueue,
+        echo: EchoCanceller | None = None,
+        level_interval_s: float = 0.05,
+    ) -> None:
+        super().__init__(publish)
+        self.vad = vad
+        self.endpointer = endpointer
+        self.playback = playback
+        self.echo = echo
+        self.muted = False
+        self._pending = np.zeros(0, dtype=np.float32)
+        self._samples = 0
+        self._level_every = int(level_interval_s * endpointer.config.sample_rate)
+        self._since_level = 0
+
+    def handle(self, item: object) -> None:
+        match item:
+            case MicBlock():
+                self._captured(item.samples)
+            case PlayedBlock():
+                if self.echo is not None:
+                    self.echo.add_reference(to_pipeline_rate(item.samples, item.sample_rate))
+            case SetListening():
+                self.muted = item.muted
+                self.endpointer.reset()
+                self.vad.reset()
+
+    def _captured(self, samples: FloatAudio) -> None:
+        if self.echo is not None:
+            samples = self.echo.process(samples)
+        self._pending = np.concatenate([self._pending, samples.astype(np.float32, copy=False)])
+        size = self.vad.frame_size
+        while self._pending.size >= size:
+            frame, self._pending = self._pending[:size], self._pending[size:]
+            self._frame(frame)
+
+    def _frame(self, frame: FloatAudio) -> None:
+        self._samples += frame.size
+        self._since_level += frame.size
+        rate = self.endpointer.config.sample_rate
+        if self._since_level >= self._level_every:
+            self._since_level = 0
+            level = 0.0 if self.muted else float(np.sqrt(np.mean(np.square(frame))))
+            self.publish(InputLevel(level=level, at=self._samples / rate))
+        probability = 0.0 if self.muted else self.vad.probability(frame)
+        self.endpointer.assistant_speaking = self.playback.speaking
+        for event in self.endpointer.feed(frame, probability):
+            self.publish(event)

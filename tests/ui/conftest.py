@@ -1,0 +1,115 @@
+"""UI tests run offscreen (or on a real X server for the xcb screenshot run) with fake engines."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from PySide6.QtCore import QTimer
+from pytestqt.qtbot import QtBot
+
+if os.environ.get("HANASU_SCREENSHOT_XCB") == "1" and os.environ.get("DISPLAY"):
+    os.environ["QT_QPA_PLATFORM"] = "xcb"
+else:
+    os.environ["QT_QPA_PLATFORM"] = "offscreen"
+os.environ["HANASU_NO_AUDIO"] = "1"
+
+from app.adapters.fakes import (
+    FakeLanguageModel,
+    FakeRecognizer,
+    FakeSynthesizer,
+    FakeVoiceActivity,
+)
+from app.core.pipeline import Engines, VoicePipeline
+from app.personas.loader import PersonaLibrary, load_personas
+from app.storage.settings import Settings
+from app.ui.theme import apply_theme
+from app.ui.window import MainWindow
+
+RATE = 16_000
+BLOCK = 512
+REPLY = ("Nice to meet you, I am Hana. I love long walks by the sea and little cafes. "
+         "What would you like to talk about today?")
+
+
+@pytest.fixture(autouse=True)
+def _user_dirs(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HANASU_CONFIG_DIR", f"{tmp_path}/config")
+    monkeypatch.setenv("HANASU_DATA_DIR", f"{tmp_path}/data")
+    monkeypatch.setenv("HANASU_LOG_DIR", f"{tmp_path}/log")
+
+
+@pytest.fixture
+def library() -> PersonaLibrary:
+    return load_personas()
+
+
+@pytest.fixture
+def saved() -> list[Settings]:
+    return []
+
+
+@pytest.fixture
+def window(qtbot: QtBot, qapp: object, library: PersonaLibrary,
+           saved: list[Settings]) -> Iterator[MainWindow]:
+    apply_theme(qapp)  # type: ignore[arg-type]
+    win = MainWindow(library, Settings(), save_settings=saved.append)
+    qtbot.addWidget(win)
+    win.show()
+    qtbot.waitExposed(win)
+    yield win
+    win.shutdown()
+
+
+def fake_engines(reply: str = REPLY) -> Engines:
+    return Engines(FakeVoiceActivity(), FakeRecognizer(), FakeLanguageModel(reply=reply),
+                   FakeSynthesizer())
+
+
+@pytest.fixture
+def pipeline(window: MainWindow) -> Iterator[VoicePipeline]:
+    """A fake-engine pipeline wired to the window the way Session wires it."""
+    pipe = VoicePipeline(fake_engines(), window.persona.full_system_prompt())
+    pipe.add_observer(window.bridge.post)
+    pipe.start()
+    window.attach_pipeline(pipe)
+    yield pipe
+    window.detach_pipeline()
+    pipe.stop()
+
+
+class Speaker:
+    """Pulls audio from a QTimer like the output device would (``speed`` x real time)."""
+
+    def __init__(self, pipeline: VoicePipeline, speed: float = 1.0) -> None:
+        self.frames = int(pipeline.engines.tts.sample_rate * 0.02 * speed)
+        self.pipeline = pipeline
+        self.timer = QTimer()
+        self.timer.setInterval(20)
+        self.timer.timeout.connect(lambda: self.pipeline.pull_audio(self.frames))
+        self.timer.start()
+
+    def stop(self) -> None:
+        self.timer.stop()
+
+
+def tone(seconds: float, amplitude: float = 0.3, hz: float = 200.0) -> np.ndarray:
+    t = np.arange(int(seconds * RATE), dtype=np.float32) / RATE
+    return (amplitude * np.sin(2 * np.pi * hz * t)).astype(np.float32)
+
+
+def silence(seconds: float) -> np.ndarray:
+    return np.zeros(int(seconds * RATE), dtype=np.float32)
+
+
+def feed(pipeline: VoicePipeline, *parts: np.ndarray) -> None:
+    """Push audio as the microphone callback would: 512-sample blocks."""
+    audio = np.concatenate(parts)
+    for start in range(0, audio.size, BLOCK):
+        pipeline.push_audio(audio[start:start + BLOCK])
+
+
+def utterance() -> tuple[np.ndarray, ...]:
+    return silence(0.5), tone(1.5), silence(1.0)
