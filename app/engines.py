@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from app.core.pipeline import Engines
-from app.core.ports import ChatMessage, SpeechSynthesizer
+from app.core.ports import ChatMessage, EchoCanceller, SpeechSynthesizer
 
 log = logging.getLogger(__name__)
 
@@ -87,6 +87,13 @@ def _synthesizer(path: Path, choice: EngineChoice) -> SpeechSynthesizer:
     from app.adapters.piper_tts import PiperSynthesizer
 
     return PiperSynthesizer(path, length_scale=1.0 / choice.tts_speed)
+
+
+def build_echo_canceller() -> EchoCanceller:
+    """WebRTC AEC3: removes the assistant's own voice from the microphone signal."""
+    from app.adapters.echo import WebRtcEchoCanceller
+
+    return WebRtcEchoCanceller()
 
 
 def warm_engines(engines: Engines, system_prompt: str) -> None:

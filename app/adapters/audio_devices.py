@@ -103,6 +103,12 @@ def _rescan(sd: ModuleType) -> None:
     sd._initialize()
 
 
+_RUNNING_LOCK = threading.Lock()
+_running: set[int] = set()
+"""ids of the DeviceAudio objects between start() and stop(), whose streams a rescan
+would pull from under them."""
+
+
 def _default_index(sd: ModuleType, kind: str) -> int | None:
     try:
         return int(sd.query_devices(kind=kind)["index"])
@@ -129,13 +135,18 @@ def _scan(sd: ModuleType) -> DeviceList:
 def list_devices(rescan: bool = False) -> DeviceList:
     """Microphones and speakers PortAudio knows about.
 
-    ``rescan=True`` picks up devices plugged in since PortAudio started, but closes every
-    open stream in the process: do not use it while a ``DeviceAudio`` runs.
+    ``rescan=True`` picks up devices plugged in since PortAudio started. It closes every
+    open stream in the process, so it is skipped (cached list) while a ``DeviceAudio``
+    runs; that one rescans by itself whenever it reopens a device.
     """
     sd = _sounddevice()
     try:
         if rescan:
-            _rescan(sd)
+            with _RUNNING_LOCK:
+                if _running:
+                    log.info("not rescanning audio devices while audio runs")
+                else:
+                    _rescan(sd)
         return _scan(sd)
     except sd.PortAudioError as exc:
         raise AudioDeviceError(f"Could not list audio devices: {exc}") from exc
@@ -249,11 +260,16 @@ class DeviceAudio:
             return
         _sounddevice()  # the one error worth raising: nothing can ever work without it
         self._stop = threading.Event()
+        self._last_status = None
+        with _RUNNING_LOCK:
+            _running.add(id(self))
         with self._lock:
             self._open()
         self._threads = [
-            threading.Thread(target=self._forward, name="audio-forward", daemon=True),
-            threading.Thread(target=self._watch, name="audio-watchdog", daemon=True),
+            threading.Thread(target=self._forward, args=(self._stop,), name="audio-forward",
+                             daemon=True),
+            threading.Thread(target=self._watch, args=(self._stop,), name="audio-watchdog",
+                             daemon=True),
         ]
         for thread in self._threads:
             thread.start()
@@ -262,12 +278,15 @@ class DeviceAudio:
         """Close both streams and end the helper threads; safe to call twice."""
         self._stop.set()
         for thread in self._threads:
-            thread.join(timeout=5.0)
+            if thread is not threading.current_thread():  # stop() from on_status
+                thread.join(timeout=5.0)
         self._threads = []
         with self._lock:
             self._close_streams()
             self._healthy = False
         self._drain()
+        with _RUNNING_LOCK:
+            _running.discard(id(self))
 
     # ---- real-time callbacks (PortAudio threads) --------------------------------------
 
@@ -314,12 +333,13 @@ class DeviceAudio:
 
     # ---- forwarding thread ----------------------------------------------------------
 
-    def _forward(self) -> None:
+    def _forward(self, stop: threading.Event) -> None:
+        """Each run gets its own ``stop`` so a restart cannot revive an old thread."""
         import soxr
 
         resampler: Any = None
         resampler_rate = 0
-        while not self._stop.is_set():
+        while not stop.is_set():
             try:
                 rate, samples = self._queue.get(timeout=0.1)
             except queue.Empty:
@@ -349,11 +369,11 @@ class DeviceAudio:
 
     # ---- watchdog thread ------------------------------------------------------------
 
-    def _watch(self) -> None:
-        while not self._stop.wait(self._watchdog_interval):
+    def _watch(self, stop: threading.Event) -> None:
+        while not stop.wait(self._watchdog_interval):
             self._log_counters()
             with self._lock:
-                if self._stop.is_set():
+                if stop.is_set():
                     return
                 if self._healthy:
                     problem = self._check()

@@ -46,11 +46,43 @@ def write_audio(path: Path, audio: FloatAudio, rate: int) -> None:
     soundfile.write(str(path), np.clip(audio, -1.0, 1.0), rate, subtype="PCM_16")
 
 
+class EchoRoom:
+    """Simulates loudspeakers the microphone can hear: the speaker track comes back
+    delayed, quieter and smeared by a short room reverberation."""
+
+    def __init__(self, speaker: FileSpeaker, delay_s: float = 0.08, gain: float = 0.5) -> None:
+        self.speaker = speaker
+        self.delay_s = delay_s
+        self.gain = gain
+        taps = np.arange(int(0.06 * PIPELINE_SAMPLE_RATE), dtype=np.float32)
+        rng = np.random.default_rng(7)
+        response = np.exp(-taps / (0.012 * PIPELINE_SAMPLE_RATE)) * rng.uniform(0.2, 1.0, taps.size)
+        response[0] = 1.0
+        self.response = (response / np.sum(np.abs(response)) * 4.0).astype(np.float32)
+
+    def echo(self, start: int, count: int) -> FloatAudio:
+        """Echo heard in pipeline samples [start, start + count)."""
+        rate = PIPELINE_SAMPLE_RATE
+        history = self.response.size
+        begin_s = (start - history) / rate - self.delay_s
+        end_s = (start + count) / rate - self.delay_s
+        played = self.speaker.played_between(begin_s, end_s)
+        if not played.any():
+            return np.zeros(count, dtype=np.float32)
+        at_rate = resample(played, self.speaker.sample_rate, rate)
+        wet = np.convolve(at_rate, self.response)[: at_rate.size]
+        tail = wet[-count:] if wet.size >= count else np.pad(wet, (count - wet.size, 0))
+        return (self.gain * tail).astype(np.float32)
+
+
 class FileMicrophone:
-    def __init__(self, audio: FloatAudio, clock: Clock, block: int = 512) -> None:
+    def __init__(
+        self, audio: FloatAudio, clock: Clock, block: int = 512, room: EchoRoom | None = None
+    ) -> None:
         self.audio = audio
         self.clock = clock
         self.block = block
+        self.room = room
         self.rate = PIPELINE_SAMPLE_RATE
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -77,6 +109,8 @@ class FileMicrophone:
             chunk = self.audio[start : start + self.block]
             if chunk.size < self.block:
                 chunk = np.concatenate([chunk, silence[: self.block - chunk.size]])
+            if self.room is not None:
+                chunk = chunk + self.room.echo(start, self.block)
             push(chunk)
             index += 1
 
@@ -91,7 +125,7 @@ class FileSpeaker:
         self.sample_rate = sample_rate
         self.clock = clock
         self.tick_s = tick_s
-        self._blocks: list[FloatAudio] = []
+        self._track = np.zeros(sample_rate * 60, dtype=np.float32)
         self._written = 0
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -112,7 +146,12 @@ class FileSpeaker:
             (self.clock.now() + self.tick_s) * self.sample_rate
         )  # one block ahead, as a device buffer
         if due > self._written:
-            self._blocks.append(pull(due - self._written))
+            block = pull(due - self._written)
+            if due > self._track.size:
+                grown = np.zeros(max(due, 2 * self._track.size), dtype=np.float32)
+                grown[: self._written] = self._track[: self._written]
+                self._track = grown
+            self._track[self._written : due] = block
             self._written = due
 
     def stop(self) -> None:
@@ -121,6 +160,14 @@ class FileSpeaker:
             self._thread.join(2)
 
     def recording(self) -> FloatAudio:
-        if not self._blocks:
-            return np.zeros(0, dtype=np.float32)
-        return np.concatenate(self._blocks)
+        return self._track[: self._written].copy()
+
+    def played_between(self, start_s: float, end_s: float) -> FloatAudio:
+        """What was played in [start_s, end_s); zeros for times not played (yet)."""
+        track, written = self._track, self._written
+        first, last = int(start_s * self.sample_rate), int(end_s * self.sample_rate)
+        out = np.zeros(max(0, last - first), dtype=np.float32)
+        lo, hi = max(first, 0), min(last, written)
+        if hi > lo:
+            out[lo - first : hi - first] = track[lo:hi]
+        return out

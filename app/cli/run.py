@@ -15,17 +15,30 @@ from pathlib import Path
 
 import numpy as np
 
-from app.adapters.file_audio import FileMicrophone, FileSpeaker, read_audio, write_audio
+from app.adapters.file_audio import (
+    EchoRoom,
+    FileMicrophone,
+    FileSpeaker,
+    read_audio,
+    write_audio,
+)
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import Engines, MonotonicClock, PipelineConfig, VoicePipeline
-from app.engines import EngineChoice, build_engines, warm_engines
+from app.core.ports import EchoCanceller
+from app.engines import EngineChoice, build_echo_canceller, build_engines, warm_engines
 from app.personas import Persona, load_personas
 
 log = logging.getLogger(__name__)
 
 IDLE_CONFIRMATIONS = 5
 """Consecutive idle polls (50 ms apart) before a run is considered finished."""
+
+
+@dataclass(frozen=True)
+class RoomSimulation:
+    delay_s: float = 0.08
+    gain: float = 0.5
 
 
 @dataclass
@@ -54,6 +67,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="wait for the end of turn before starting ASR (baseline)",
     )
     parser.add_argument(
+        "--echo-room",
+        type=float,
+        metavar="MS",
+        help="simulate loudspeakers: the microphone also hears the reply, MS later",
+    )
+    parser.add_argument(
+        "--echo-gain", type=float, default=0.5, help="loudness of the simulated echo"
+    )
+    parser.add_argument(
+        "--aec",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="cancel the speaker's echo (default: on with --echo-room)",
+    )
+    parser.add_argument(
         "--max-wait",
         type=float,
         default=90.0,
@@ -67,12 +95,15 @@ def run_file(
     audio: FloatAudio,
     config: PipelineConfig | None = None,
     max_wait_s: float = 90.0,
+    echo: EchoCanceller | None = None,
+    room: RoomSimulation | None = None,
 ) -> RunResult:
     """Stream ``audio`` through a fresh pipeline in real time; return the speaker track."""
     clock = MonotonicClock()
-    pipeline = VoicePipeline(engines, persona.full_system_prompt(), config, clock)
-    mic = FileMicrophone(audio, clock)
+    pipeline = VoicePipeline(engines, persona.full_system_prompt(), config, clock, echo)
     speaker = FileSpeaker(engines.tts.sample_rate, clock)
+    echo_room = EchoRoom(speaker, room.delay_s, room.gain) if room else None
+    mic = FileMicrophone(audio, clock, room=echo_room)
     pipeline.start()
     _wait_until_warm(pipeline)
     clock.start()
@@ -142,7 +173,10 @@ def main(args: argparse.Namespace) -> int:
     engines = build_engines(choice)
     warm_engines(engines, persona.full_system_prompt())
     config = PipelineConfig(speculative=not args.no_speculative)
-    result = run_file(engines, persona, audio, config, args.max_wait)
+    room = RoomSimulation(args.echo_room / 1000, args.echo_gain) if args.echo_room else None
+    use_aec = args.aec if args.aec is not None else room is not None
+    echo = build_echo_canceller() if use_aec else None
+    result = run_file(engines, persona, audio, config, args.max_wait, echo, room)
     write_audio(args.output, result.output, result.sample_rate)
     if args.timeline:
         args.timeline.parent.mkdir(parents=True, exist_ok=True)

@@ -95,13 +95,21 @@ class AvatarWidget(QWidget):
     # ---- animation -------------------------------------------------------------------
 
     def _tick(self) -> None:
-        self._t = time.monotonic() - self._t0
+        self.advance(time.monotonic() - self._t0)
+
+    def advance(self, t: float) -> None:
+        """One animation step at widget time ``t`` (seconds); tests drive it directly."""
+        self._t = t
         self.frames += 1
         self._advance_blink()
         target = self._target_level if self._state is AssistantState.SPEAKING else 0.0
         rate = 0.6 if target > self._mouth else 0.25
         self._mouth += (target - self._mouth) * rate
         self.update()
+
+    @property
+    def blink(self) -> float:
+        return self._blink
 
     def _advance_blink(self) -> None:
         if self._t < self._next_blink:

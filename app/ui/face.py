@@ -254,8 +254,8 @@ def _mouth(painter: QPainter, centre: QPointF, r: float, c: FaceColours, pose: F
     x, y = centre.x(), centre.y() + r * 0.52
     lip = QColor("#7a3b46")
     if pose.state is AssistantState.SPEAKING and pose.mouth > 0.04:
-        h = r * (0.04 + 0.2 * pose.mouth)
-        w = r * (0.16 + 0.06 * pose.mouth)
+        h = r * (0.035 + 0.15 * pose.mouth)
+        w = r * (0.17 + 0.05 * pose.mouth)
         painter.setPen(Qt.PenStyle.NoPen)
         painter.setBrush(QColor("#5a2430"))
         painter.drawEllipse(QPointF(x, y), w, h)

@@ -12,7 +12,7 @@ from app.core.metrics import TurnTimeline
 from app.ui import theme
 
 STAGES: tuple[tuple[str, str], ...] = (
-    ("end of turn", "end_of_turn"),
+    ("end of turn confirmed", "end_of_turn"),
     ("transcript", "asr_final"),
     ("first token", "llm_first_token"),
     ("first chunk", "first_chunk_to_tts"),
@@ -26,14 +26,12 @@ def _ms(seconds: float) -> str:
 
 
 def stage_rows(turn: TurnTimeline) -> list[tuple[str, str]]:
-    """(stage, offset from end of speech) for every stage the turn reached."""
+    """(stage, offset from end of speech) for every stage reached, in the order they happened."""
     if turn.speech_end is None:
         return []
-    rows: list[tuple[str, str]] = []
-    for label, attr in STAGES:
-        value = getattr(turn, attr)
-        if isinstance(value, float):
-            rows.append((label, _ms(value - turn.speech_end)))
+    reached = [(getattr(turn, attr), label) for label, attr in STAGES]
+    timed = sorted((at, label) for at, label in reached if isinstance(at, float))
+    rows = [(label, _ms(at - turn.speech_end)) for at, label in timed]
     if turn.prefix_reused is not None:
         rows.append(("prefix cache", "reused" if turn.prefix_reused else "cold"))
     return rows

@@ -230,17 +230,28 @@ def test_speaker_plays_what_pull_returns(
          "--latency-msec=20"],
         stdout=subprocess.PIPE,
     )
+    assert recording.stdout is not None
+    stdout = recording.stdout
+    chunks: list[bytes] = []
+    reader = threading.Thread(target=lambda: chunks.extend(iter(lambda: stdout.read(4096), b"")))
+    reader.start()
+
+    def last_second() -> FloatAudio:
+        raw = b"".join(list(chunks))
+        recorded = np.frombuffer(raw[: len(raw) // 4 * 4], dtype="<f4")
+        return recorded[-rate:]
+
     try:
         tone = Tone(440.0, OUTPUT_RATE)
-        audio = make_audio(pull=tone)
-        audio.start()
-        assert wait_for(lambda: tone.position > 2 * OUTPUT_RATE)  # two seconds pulled
+        make_audio(pull=tone).start()
+        # PulseAudio may start either end late; wait for a full second of the tone.
+        assert wait_for(lambda: last_second().size == rate and rms(last_second()) > 0.25)
     finally:
         recording.terminate()
-        raw, _ = recording.communicate(timeout=10)
-    recorded = np.frombuffer(raw, dtype="<f4")
-    tail = recorded[-rate:]  # the last second (PulseAudio may start late)
-    assert tail.size == rate
+        recording.wait(timeout=10)
+        reader.join(timeout=10)
+    tail = last_second()
+    assert tone.calls > 10
     assert 0.25 < rms(tail) < 0.45  # 0.5 amplitude sine: 0.354
     spectrum = np.abs(np.fft.rfft(tail * np.hanning(tail.size)))
     peak_hz = np.argmax(spectrum) * rate / tail.size

@@ -121,9 +121,7 @@ def test_english_sentence_is_mono_float32_speech_at_24khz(
     assert 0.8 < seconds < 6.0, f"{seconds:.2f} s for {TEXT!r}"
 
 
-def test_whisper_hears_the_words(
-    first_run: FirstRun, normalise: Callable[[str], str]
-) -> None:
+def test_whisper_hears_the_words(first_run: FirstRun, normalise: Callable[[str], str]) -> None:
     from app.adapters.resample import resample
     from app.adapters.whisper_asr import WhisperRecognizer
 

@@ -95,6 +95,30 @@ class Speaker:
         self.timer.stop()
 
 
+class Microphone:
+    """Pushes audio in 512-sample blocks at real-time pace from a QTimer, like the device."""
+
+    def __init__(self, pipeline: VoicePipeline, *parts: np.ndarray) -> None:
+        self.audio = np.concatenate(parts)
+        self.position = 0
+        self.pipeline = pipeline
+        self.timer = QTimer()
+        self.timer.setInterval(int(BLOCK / RATE * 1000))
+        self.timer.timeout.connect(self._tick)
+        self.timer.start()
+
+    @property
+    def done(self) -> bool:
+        return self.position >= self.audio.size
+
+    def _tick(self) -> None:
+        if self.done:
+            self.timer.stop()
+            return
+        self.pipeline.push_audio(self.audio[self.position:self.position + BLOCK])
+        self.position += BLOCK
+
+
 def tone(seconds: float, amplitude: float = 0.3, hz: float = 200.0) -> np.ndarray:
     t = np.arange(int(seconds * RATE), dtype=np.float32) / RATE
     return (amplitude * np.sin(2 * np.pi * hz * t)).astype(np.float32)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QAbstractButton, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -89,6 +90,15 @@ def test_missing_model_shows_a_message_not_a_crash(window: MainWindow) -> None:
     assert "/nope.gguf" in window.banner.text.text()
     assert window.banner.button.text() == "Models…"
     assert window.avatar.state is AssistantState.ERROR
+
+
+def test_ctrl_m_mutes_from_the_keyboard(qtbot: QtBot, window: MainWindow) -> None:
+    window.activateWindow()
+    window.transcript.setFocus()
+    qtbot.keyClick(window.transcript, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    assert window.muted and window.avatar.state is AssistantState.MUTED
+    qtbot.keyClick(window.transcript, Qt.Key.Key_M, Qt.KeyboardModifier.ControlModifier)
+    assert not window.muted
 
 
 def test_hud_toggle_shortcut(window: MainWindow) -> None:

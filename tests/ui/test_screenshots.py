@@ -21,6 +21,7 @@ from app.core.events import (
     Transcript,
     TurnConfirmed,
 )
+from app.core.metrics import TurnTimeline
 from app.ui.window import MainWindow
 
 SHOTS = Path(__file__).parent / "screenshots"
@@ -56,6 +57,10 @@ def test_screenshot_each_state(qtbot: QtBot, window: MainWindow, state: Assistan
     window.resize(1180, 740)
     _script(window)
     window.hud_action.setChecked(state is S.SPEAKING)
+    window.hud.show_turn(TurnTimeline(
+        turn_id=2, speech_end=10.0, end_of_turn=10.48, asr_final=10.21, llm_first_token=10.52,
+        first_chunk_to_tts=10.61, tts_first_audio=10.74, first_sample_played=10.78,
+        confirmed=True, prefix_reused=True))
     if state is S.MUTED:
         window.mute_action.trigger()
     elif state is S.ERROR:

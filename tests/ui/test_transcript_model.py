@@ -30,3 +30,16 @@ def test_speculative_turn_cancelled_is_dropped() -> None:
     model.confirmed(4)
     model.cancelled(4)  # a confirmed turn stays (barge-in keeps what was said)
     assert [t.turn_id for t in model.visible()] == [4]
+
+
+def test_hud_rows_are_chronological() -> None:
+    from app.core.metrics import TurnTimeline
+    from app.ui.hud import headline, stage_rows
+
+    turn = TurnTimeline(turn_id=1, speech_end=1.0, end_of_turn=1.48, asr_final=1.2,
+                        llm_first_token=1.5, first_sample_played=1.9, confirmed=True)
+    rows = stage_rows(turn)
+    assert [r[0] for r in rows] == ["transcript", "end of turn confirmed", "first token",
+                                    "first sound"]
+    assert rows[0][1] == "+200 ms"
+    assert headline(turn) == "Turn 1: 900 ms voice-to-voice"

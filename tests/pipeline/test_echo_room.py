@@ -1,0 +1,87 @@
+"""Talking over it on loudspeakers: the microphone hears the reply (simulated room).
+
+Without echo cancellation the assistant hears itself and interrupts itself; with it,
+the reply plays to the end, and a real user talking over it still interrupts it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.adapters.file_audio import read_audio
+from app.cli.run import RoomSimulation, run_file
+from app.core.pipeline import Engines
+from app.engines import EngineChoice, build_echo_canceller, build_engines, warm_engines
+from app.personas import Persona
+
+pytestmark = pytest.mark.slow
+RATE = 16_000
+
+
+def speech(tmp: Path, text: str) -> np.ndarray:
+    path = tmp / "speech.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "140", "-w", str(path), text], check=True)
+    return read_audio(path)
+
+
+def pad(audio: np.ndarray, before: float, after: float) -> np.ndarray:
+    return np.concatenate(
+        [np.zeros(int(before * RATE), np.float32), audio, np.zeros(int(after * RATE), np.float32)]
+    )
+
+
+@pytest.fixture(scope="module")
+def engines(persona: Persona) -> Engines:
+    loaded = build_engines(EngineChoice())
+    warm_engines(loaded, persona.full_system_prompt())
+    return loaded
+
+
+@pytest.fixture(scope="module")
+def question(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
+    return pad(speech(tmp_path_factory.mktemp("q"), "Can you tell me about the sea?"), 0.5, 6.0)
+
+
+ROOM = RoomSimulation(delay_s=0.08, gain=0.5)
+
+
+def test_without_echo_cancellation_it_interrupts_itself(
+    engines: Engines, persona: Persona, question: np.ndarray
+) -> None:
+    result = run_file(engines, persona, question, max_wait_s=8, room=ROOM)
+    first = result.turns[0]
+    assert first.barge_in is not None, "the simulated room should make it hear itself"
+    assert len(result.turns) >= 2
+
+
+def test_with_echo_cancellation_the_reply_plays_to_the_end(
+    engines: Engines, persona: Persona, question: np.ndarray
+) -> None:
+    result = run_file(
+        engines, persona, question, max_wait_s=40, echo=build_echo_canceller(), room=ROOM
+    )
+    assert len(result.turns) == 1, [t.transcript for t in result.turns]
+    [turn] = result.turns
+    assert turn.barge_in is None and not turn.interrupted
+    assert turn.heard_text.strip()
+
+
+def test_with_echo_cancellation_the_user_can_still_talk_over_it(
+    engines: Engines, persona: Persona, tmp_path: Path
+) -> None:
+    ask = speech(tmp_path, "Can you tell me a long story about the sea?")
+    stop = speech(tmp_path, "Stop. What time is it?")
+    audio = np.concatenate([pad(ask, 0.5, 3.0), pad(stop, 0.0, 1.0)])
+    user_again = (0.5 * RATE + ask.size + 3.0 * RATE) / RATE
+    result = run_file(
+        engines, persona, audio, max_wait_s=40, echo=build_echo_canceller(), room=ROOM
+    )
+    first = result.turns[0]
+    assert first.first_sample_played is not None and first.first_sample_played < user_again
+    assert first.barge_in is not None
+    assert user_again < first.barge_in < user_again + 1.2
+    assert any("time" in t.transcript.lower() for t in result.turns[1:])

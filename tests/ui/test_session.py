@@ -1,0 +1,54 @@
+"""Session: engines load in the background; restarts swap pipelines; load errors are shown."""
+
+from __future__ import annotations
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from app.models.errors import ModelError
+from app.storage.settings import Settings
+from app.ui import session as session_module
+from app.ui.session import Session
+from app.ui.window import MainWindow
+
+
+def test_start_and_restart_in_the_background(qtbot: QtBot, window: MainWindow) -> None:
+    session = Session(window.bridge.post, fake=True, parent=window)
+    session.ready.connect(window.attach_pipeline)
+    with qtbot.waitSignal(session.ready, timeout=10_000) as first:
+        session.start(window.settings, window.persona)
+    old = first.args[0]
+    assert window.pipeline is old
+    with qtbot.waitSignal(session.ready, timeout=10_000) as second:
+        session.start(Settings(end_of_turn_ms=800, barge_in=False), window.persona)
+    new = second.args[0]
+    assert new is not old and window.pipeline is new
+    assert new.config.endpoint.end_of_turn_ms == 800 and not new.config.barge_in
+    assert not old._controller.is_alive()  # the old pipeline was stopped off the GUI thread
+    session.shutdown()
+    assert not new._controller.is_alive()
+
+
+def test_missing_model_message_in_the_window(qtbot: QtBot, window: MainWindow,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_args: object, **_kwargs: object) -> object:
+        raise ModelError("LLM model not found: /nope.gguf")
+
+    monkeypatch.setattr(session_module, "build_engines", broken)
+    session = Session(window.bridge.post, fake=False, parent=window)
+    session.failed.connect(window.show_load_error)
+    with qtbot.waitSignal(session.failed, timeout=10_000):
+        session.start(window.settings, window.persona)
+    assert "LLM model not found: /nope.gguf" in window.banner.text.text()
+    assert window.status.text() == "The voice engines could not start"
+
+
+def test_progress_messages_reach_the_window(qtbot: QtBot, window: MainWindow) -> None:
+    session = Session(window.bridge.post, fake=True, parent=window)
+    messages: list[str] = []
+    session.progress.connect(messages.append)
+    session.progress.connect(window.show_progress)
+    with qtbot.waitSignal(session.ready, timeout=10_000):
+        session.start(window.settings, window.persona)
+    assert messages and messages[0] == "Loading engines…"
+    session.shutdown()
