@@ -35,9 +35,11 @@ class EndpointConfig:
     max_gap_ms: int = 96
     """Unvoiced gap allowed inside the minimum-speech window before it resets."""
     max_utterance_s: float = 30.0
-    barge_in_threshold: float = 0.5
-    barge_in_min_speech_ms: int = 280
-    """While the assistant speaks, a longer run of speech is needed to interrupt it."""
+    barge_in_threshold: float = 0.35
+    """Echo cancellation turns the user's voice down by 5-7 dB while the assistant
+    speaks (its residual echo stays below 0.1), so interrupting needs a lower bar..."""
+    barge_in_min_speech_ms: int = 224
+    """...but a longer run of speech, so a cough or a short echo burst does not count."""
 
 
 class _State(Enum):

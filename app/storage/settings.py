@@ -167,14 +167,16 @@ def _one_line(exc: BaseException) -> str:
 
 
 def endpoint_config(settings: Settings) -> EndpointConfig:
-    """The endpointer's config; barge-in never triggers more easily than normal speech."""
+    """The endpointer's config. The barge-in threshold scales with the sensitivity
+    setting, keeping the default ratio (echo cancellation attenuates the user's voice)."""
     from app.core.endpointing import EndpointConfig
 
     defaults = EndpointConfig()
+    ratio = defaults.barge_in_threshold / defaults.threshold
     return EndpointConfig(
         threshold=settings.vad_threshold,
         end_of_turn_ms=settings.end_of_turn_ms,
-        barge_in_threshold=max(settings.vad_threshold, defaults.barge_in_threshold),
+        barge_in_threshold=round(settings.vad_threshold * ratio, 3),
     )
 
 

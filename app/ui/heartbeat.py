@@ -6,11 +6,16 @@ next tick arrives late by that much; the maximum is the UI stall the user would 
 
 from __future__ import annotations
 
+import logging
 import time
 
 from PySide6.QtCore import QObject, Qt, QTimer
 
 INTERVAL_MS = 10
+REPORT_MS = 50
+"""Stalls longer than this are logged (debug), to find what blocked the event loop."""
+
+log = logging.getLogger(__name__)
 
 
 class StallMonitor(QObject):
@@ -39,6 +44,8 @@ class StallMonitor(QObject):
         now = time.perf_counter()
         if self._last is not None:
             late = (now - self._last) * 1000.0 - INTERVAL_MS
+            if late > REPORT_MS:
+                log.debug("GUI thread stalled %.0f ms", late)
             self.max_stall_ms = max(self.max_stall_ms, late)
         self._last = now
         self.ticks += 1

@@ -65,7 +65,7 @@ def run_app(fake_engines: bool = False) -> int:
             QTimer.singleShot(300, app.quit)
 
     session.progress.connect(window.show_progress)
-    session.ready.connect(window.attach_pipeline)
+    session.ready.connect(lambda pipeline: window.attach_pipeline(pipeline, session.persona_id))
     session.ready.connect(ready)
     session.failed.connect(window.show_load_error)
     session.failed.connect(failed)

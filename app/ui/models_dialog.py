@@ -82,9 +82,11 @@ class _RoleRow(QFrame):
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel_download)
         self.cancel_button.hide()
+        buttons.addStretch(1)
         buttons.addWidget(self.download_button)
         buttons.addWidget(self.cancel_button)
         grid.addLayout(buttons, 0, 1, 2, 1)
+        grid.setColumnStretch(0, 1)
         self.download_button.setVisible(entry is not None and info.state != "present")
 
     def start_download(self) -> None:

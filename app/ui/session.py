@@ -36,6 +36,8 @@ class Running:
     pipeline: VoicePipeline
     devices: Any | None
     """The adapter's DeviceAudio (typed loosely: only start/stop are used)."""
+    persona_id: str
+    """The persona whose prompt the pipeline was built with."""
 
 
 def audio_disabled() -> bool:
@@ -70,6 +72,10 @@ class Session(QObject):
     @property
     def pipeline(self) -> VoicePipeline | None:
         return self.running.pipeline if self.running else None
+
+    @property
+    def persona_id(self) -> str | None:
+        return self.running.persona_id if self.running else None
 
     @property
     def busy(self) -> bool:
@@ -120,7 +126,7 @@ class Session(QObject):
         pipeline.start()
         pipeline.set_muted(settings.muted)
         devices = None if audio_disabled() else self._open_devices(settings, pipeline, report)
-        return Running(pipeline, devices)
+        return Running(pipeline, devices, persona.id)
 
     def _open_devices(self, settings: Settings, pipeline: VoicePipeline,
                       report: Report) -> Any | None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from pydantic import ValidationError
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
+    QAbstractSpinBox,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -90,6 +91,9 @@ class SettingsDialog(QDialog):
         self.error.setStyleSheet("color: #ff5d6c;")
         self.error.hide()
         layout.addWidget(self.error)
+        for spin in self.findChildren(QAbstractSpinBox):
+            # the dark stylesheet hides the arrow glyphs; typing and the wheel still work
+            spin.setButtonSymbols(QAbstractSpinBox.ButtonSymbols.NoButtons)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         apply = buttons.addButton("Save and restart", QDialogButtonBox.ButtonRole.AcceptRole)
         apply.setObjectName("primary")

@@ -79,6 +79,7 @@ class MainWindow(QMainWindow):
         self.pipeline_state = AssistantState.IDLE
         self.device_error = ""
         self.load_error = ""
+        self._stage_banner = False
         self.states_seen: list[AssistantState] = []
         self.stall = StallMonitor(self)
         self.stall.start()
@@ -217,9 +218,16 @@ class MainWindow(QMainWindow):
 
     # ---- pipeline ---------------------------------------------------------------------
 
-    def attach_pipeline(self, pipeline: VoicePipeline) -> None:
-        """Use a started pipeline (its observer must already post to ``self.bridge``)."""
+    def attach_pipeline(self, pipeline: VoicePipeline, persona_id: str | None = None) -> None:
+        """Use a started pipeline (its observer must already post to ``self.bridge``).
+
+        ``persona_id`` is the persona it was built for; if the user picked another one
+        while the engines loaded, the pipeline switches to it now.
+        """
         self.pipeline = pipeline
+        if persona_id is not None and persona_id != self.persona.id:
+            pipeline.set_system_prompt(self.persona.full_system_prompt())
+            self._switch_voice(self.persona)
         self.load_error = ""
         self.progress.hide()
         if not self.device_error:
@@ -328,6 +336,10 @@ class MainWindow(QMainWindow):
 
     def _on_state(self, state: AssistantState) -> None:
         self.pipeline_state = state
+        if self._stage_banner and state in (AssistantState.LISTENING, AssistantState.SPEAKING):
+            self._stage_banner = False  # the pipeline recovered on the next turn
+            if not (self.load_error or self.device_error):
+                self.banner.hide()
         self.states_seen.append(state)
         self._refresh_avatar()
 
@@ -374,6 +386,9 @@ class MainWindow(QMainWindow):
 
     def _on_stage_failed(self, stage: str, message: str) -> None:
         log.warning("stage %s failed: %s", stage, message)
+        if self.load_error or self.device_error:
+            return  # the more basic problem keeps the banner
+        self._stage_banner = True
         self.banner.show_message(f"<b>The {html.escape(stage)} stage failed.</b> "
                                  f"{html.escape(message)}")
 

@@ -134,3 +134,17 @@ def test_models_dialog_without_gpu_says_so(qtbot: QtBot) -> None:
     texts = " ".join(label.text() for label in dialog.findChildren(type(dialog.note)))
     assert "No GPU detected" in texts
     assert dialog.rows[0].download_button.isVisible() or not dialog.isVisible()
+
+
+def test_stage_failure_banner_clears_on_the_next_turn(window: MainWindow) -> None:
+    from app.core.events import StageFailed, StateChanged
+
+    window.bridge.post(StageFailed("asr", "CUDA out of memory"))
+    window.bridge.post(StateChanged(AssistantState.ERROR, 0.0))
+    window.bridge.drain()
+    assert window.banner.isVisible() and "CUDA out of memory" in window.banner.text.text()
+    assert window.avatar.state is AssistantState.ERROR
+    window.bridge.post(StateChanged(AssistantState.LISTENING, 1.0))
+    window.bridge.drain()
+    assert not window.banner.isVisible()
+    assert window.avatar.state is AssistantState.LISTENING

@@ -76,3 +76,30 @@ def test_screenshot_each_state(qtbot: QtBot, window: MainWindow, state: Assistan
     path = SHOTS / f"window-{state.value}-{platform}.png"
     assert image.save(str(path))
     assert path.stat().st_size > 10_000
+
+
+def test_screenshot_dialogs(qtbot: QtBot, window: MainWindow) -> None:
+    from app.models.catalog import load_catalog
+    from app.storage.settings import Settings
+    from app.ui.model_info import Gpu, ModelsReport, RoleInfo
+    from app.ui.models_dialog import ModelsDialog
+    from app.ui.settings_dialog import SettingsDialog
+
+    SHOTS.mkdir(exist_ok=True)
+    platform = QGuiApplication.platformName()
+    settings = SettingsDialog(Settings(), window, load_devices=False)
+    settings._fill_devices((["Built-in Microphone", "USB Mic"], ["Speakers", "Headphones"]))
+    qtbot.addWidget(settings)
+    settings.show()
+    qtbot.wait(20)
+    assert settings.grab().save(str(SHOTS / f"dialog-settings-{platform}.png"))
+    catalog = load_catalog()
+    roles = [RoleInfo(role, "embedded · 98 MB", (catalog.downloadable(role) or [None])[0],
+                      "missing" if catalog.downloadable(role) else "embedded only")
+             for role in ("llm", "asr", "tts", "vad")]
+    models = ModelsDialog(window, gather_now=False)
+    models.show_report(ModelsReport(roles, Gpu("NVIDIA RTX 4090", 24 * 2**30)))
+    qtbot.addWidget(models)
+    models.show()
+    qtbot.wait(20)
+    assert models.grab().save(str(SHOTS / f"dialog-models-{platform}.png"))

@@ -52,3 +52,17 @@ def test_progress_messages_reach_the_window(qtbot: QtBot, window: MainWindow) ->
         session.start(window.settings, window.persona)
     assert messages and messages[0] == "Loading engines…"
     session.shutdown()
+
+
+def test_persona_picked_while_loading_is_applied(qtbot: QtBot, window: MainWindow) -> None:
+    session = Session(window.bridge.post, fake=True, parent=window)
+    session.ready.connect(lambda p: window.attach_pipeline(p, session.persona_id))
+    with qtbot.waitSignal(session.ready, timeout=10_000) as ready:
+        session.start(window.settings, window.persona)
+        window.sidebar.select("captain")
+    pipeline = ready.args[0]
+    captain = window.library.get("captain").full_system_prompt()
+    qtbot.waitUntil(
+        lambda: pipeline.machine.conversation.system_messages()[0].content == captain,
+        timeout=5_000)
+    session.shutdown()
