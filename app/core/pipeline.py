@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from app.core.conversation import Conversation
 from app.core.endpointing import EndpointConfig, Endpointer
-from app.core.events import FloatAudio, PipelineEvent
+from app.core.events import FloatAudio, PipelineEvent, Transcript, TurnCommitted
 from app.core.listener import Listener, MicBlock, PlayedBlock, SetListening
 from app.core.metrics import TimelineRecorder
 from app.core.playback import PlaybackQueue
@@ -222,6 +222,10 @@ class VoicePipeline:
 
     def _observe(self, event: PipelineEvent) -> None:
         self.recorder.observe(event)
+        if isinstance(event, Transcript):  # user words: DEBUG only, never in normal logs
+            log.debug("turn %d: user said %r", event.turn_id, event.text)
+        elif isinstance(event, TurnCommitted):
+            log.debug("turn %d: user heard %r", event.turn_id, event.heard_text)
         for observer in self._observers:
             try:
                 observer(event)

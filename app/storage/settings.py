@@ -52,6 +52,8 @@ class Settings(BaseModel):
     vad_threshold: float = Field(default=0.5, ge=0.1, le=0.95)
     end_of_turn_ms: int = Field(default=480, ge=200, le=2000)
     barge_in: bool = True
+    echo_cancellation: bool = True
+    """Cancel the assistant's own voice from the microphone (needed on loudspeakers)."""
     llm_path: str | None = None
     asr_path: str | None = None
     tts_path: str | None = None

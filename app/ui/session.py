@@ -15,7 +15,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.core.pipeline import VoicePipeline
-from app.engines import build_engines, warm_engines
+from app.engines import build_echo_canceller, build_engines, warm_engines
 from app.personas.model import Persona
 from app.storage.settings import Settings, engine_choice, pipeline_config
 from app.ui.tasks import BackgroundTask, Report
@@ -121,7 +121,13 @@ class Session(QObject):
         if not self._fake:
             report("Warming up…")
             warm_engines(engines, persona.full_system_prompt())
-        pipeline = VoicePipeline(engines, persona.full_system_prompt(), pipeline_config(settings))
+        echo = None
+        if settings.echo_cancellation and not self._fake:
+            report("Starting echo cancellation…")
+            echo = build_echo_canceller()
+        pipeline = VoicePipeline(
+            engines, persona.full_system_prompt(), pipeline_config(settings), echo=echo
+        )
         pipeline.add_observer(self._post)
         pipeline.start()
         pipeline.set_muted(settings.muted)

@@ -150,6 +150,9 @@ class SettingsDialog(QDialog):
         self.barge_in = QCheckBox("Let me interrupt while it speaks")
         self.barge_in.setChecked(self.settings.barge_in)
         form.addRow("Barge-in", self.barge_in)
+        self.echo_cancellation = QCheckBox("Don't let it hear itself (for loudspeakers)")
+        self.echo_cancellation.setChecked(self.settings.echo_cancellation)
+        form.addRow("Echo cancellation", self.echo_cancellation)
 
     def _models_section(self, layout: QVBoxLayout) -> None:
         form = self._form(layout, "Models and voice")
@@ -215,6 +218,7 @@ class SettingsDialog(QDialog):
             vad_threshold=self.vad_slider.value() / 100,
             end_of_turn_ms=self.end_of_turn.value(),
             barge_in=self.barge_in.isChecked(),
+            echo_cancellation=self.echo_cancellation.isChecked(),
             llm_path=self.llm_path.value(),
             asr_path=self.asr_path.value(),
             tts_path=self.tts_path.value(),

@@ -34,6 +34,14 @@ REPLY = ("Nice to meet you, I am Hana. I love long walks by the sea and little c
          "What would you like to talk about today?")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test here needs Qt (offscreen or a display): mark them ``gui``."""
+    here = os.path.dirname(__file__)
+    for item in items:
+        if str(item.path).startswith(here):
+            item.add_marker(pytest.mark.gui)
+
+
 @pytest.fixture(autouse=True)
 def _user_dirs(tmp_path: object, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HANASU_CONFIG_DIR", f"{tmp_path}/config")
