@@ -9,8 +9,12 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import sys
+import threading
 import time
+from collections.abc import Callable
+from types import FrameType
 
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import QApplication
@@ -72,7 +76,11 @@ def run_app(fake_engines: bool = False) -> int:
     window.retry_requested.connect(lambda: _start(window, session, window.settings))
     QTimer.singleShot(0, lambda: _start(window, session, window.settings))
     app.aboutToQuit.connect(lambda: _shutdown(window, session))
-    code = app.exec()
+    restore_signals = _quit_on_signals(app)
+    try:
+        code = app.exec()
+    finally:
+        restore_signals()
     if tray is not None:
         tray.hide()
     if _exit_when_ready():
@@ -80,6 +88,41 @@ def run_app(fake_engines: bool = False) -> int:
               f"after {timings.get('ready_ms', float('nan')):.0f} ms; max UI stall "
               f"{window.max_ui_stall_ms:.1f} ms", file=sys.stderr)
     return int(code)
+
+
+def _quit_on_signals(app: QApplication) -> Callable[[], None]:
+    """SIGTERM / SIGINT (Ctrl-C) quit the app normally, so ``aboutToQuit`` stops the
+    pipeline and closes the audio devices; a second signal kills the process at once.
+
+    Python runs signal handlers only when the interpreter gets control, and Qt's event
+    loop is C++: a timer wakes the interpreter a few times a second. Returns a function
+    that puts the previous handlers back.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None  # signal.signal only works on the main thread
+    signals = (signal.SIGTERM, signal.SIGINT)
+    previous = {sig: signal.getsignal(sig) for sig in signals}
+
+    def handle(signum: int, _frame: FrameType | None) -> None:
+        log.info("%s received: quitting", signal.Signals(signum).name)
+        for sig in signals:
+            signal.signal(sig, signal.SIG_DFL)  # a second signal must not wait for us
+        QTimer.singleShot(0, app.quit)  # queued: also right if the loop has not started
+
+    for sig in signals:
+        signal.signal(sig, handle)
+    wake = QTimer(app)
+    wake.setInterval(200)
+    wake.timeout.connect(lambda: None)  # nothing to do: returning to Python is the point
+    wake.start()
+
+    def restore() -> None:
+        wake.stop()
+        wake.deleteLater()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+    return restore
 
 
 def _start(window: MainWindow, session: Session, settings: Settings) -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from models_fakehub import FakeHub, make_handler
+
+from tests.models.models_fakehub import FakeHub, make_handler
 
 LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
 

@@ -9,12 +9,12 @@ from collections import namedtuple
 from pathlib import Path
 
 import pytest
-from models_fakehub import FakeHub
 
 from app.models.catalog import ModelEntry, ModelFile
 from app.models.download import FileMeta, download
 from app.models.errors import DownloadCancelled, ModelError
 from app.models.verify import verify
+from tests.models.models_fakehub import FakeHub
 
 DATA = bytes(range(256)) * 4096 * 3  # 3 MiB, more than one download chunk
 SHA = hashlib.sha256(DATA).hexdigest()
