@@ -120,7 +120,7 @@ def _quit_on_signals(app: QApplication) -> Callable[[], None]:
         wake.stop()
         wake.deleteLater()
         for sig, handler in previous.items():
-            signal.signal(sig, handler)
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
     return restore
 
