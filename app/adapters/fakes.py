@@ -117,3 +117,15 @@ class FakeSynthesizer:
         t = np.arange(n, dtype=np.float32) / self.sample_rate
         tone = 0.3 * np.sin(2 * math.pi * 220.0 * t)
         return tone.astype(np.float32)
+
+
+class FakeTurnDetector:
+    """Always gives the same end-of-turn probability; counts its calls."""
+
+    def __init__(self, probability: float = 0.9) -> None:
+        self.probability = probability
+        self.calls = 0
+
+    def complete_probability(self, audio: FloatAudio) -> float:
+        self.calls += 1
+        return self.probability

@@ -34,6 +34,8 @@ class EndpointConfig:
     """Audio kept from before the detected start, so the first syllable is not clipped."""
     max_gap_ms: int = 96
     """Unvoiced gap allowed inside the minimum-speech window before it resets."""
+    unfinished_end_of_turn_ms: int = 900
+    """Silence needed when the turn detector says the user sounds unfinished."""
     max_utterance_s: float = 30.0
     barge_in_threshold: float = 0.35
     """Echo cancellation turns the user's voice down by 5-7 dB while the assistant
@@ -69,10 +71,28 @@ class Endpointer:
         self._paused = False
         self._speech_start = 0.0
         self._last_voiced_end = 0.0
+        self._end_of_turn_ms = float(self.config.end_of_turn_ms)
 
     @property
     def in_speech(self) -> bool:
         return self._state is not _State.SILENCE
+
+    def end_now(self) -> UtteranceEnded | None:
+        """End the turn at this pause (a turn detector is confident the user is done)."""
+        if self._state is not _State.SPEECH or not self._paused:
+            return None
+        ended = UtteranceEnded(
+            at=self._seconds(self._samples_fed),
+            speech_start=self._speech_start,
+            speech_end=self._last_voiced_end,
+            audio=self._utterance_audio(),
+        )
+        self._reset_utterance()
+        return ended
+
+    def wait_longer(self) -> None:
+        """The user sounds unfinished: give this pause more time before ending the turn."""
+        self._end_of_turn_ms = max(self._end_of_turn_ms, self.config.unfinished_end_of_turn_ms)
 
     def reset(self) -> None:
         """Forget any speech in progress (used when the microphone is muted)."""
@@ -159,7 +179,7 @@ class Endpointer:
                     audio=self._utterance_audio(),
                 )
             )
-        if self._silence_ms >= cfg.end_of_turn_ms or too_long:
+        if self._silence_ms >= self._end_of_turn_ms or too_long:
             events.append(
                 UtteranceEnded(
                     at=now,

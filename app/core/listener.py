@@ -7,15 +7,18 @@ keeps the canceller's reference and capture streams in the order they happened.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 import numpy as np
 
 from app.core.endpointing import Endpointer
-from app.core.events import FloatAudio, InputLevel
+from app.core.events import FloatAudio, InputLevel, SpeechPaused
 from app.core.playback import PlaybackQueue
-from app.core.ports import PIPELINE_SAMPLE_RATE, EchoCanceller, VoiceActivity
+from app.core.ports import PIPELINE_SAMPLE_RATE, EchoCanceller, TurnDetector, VoiceActivity
 from app.core.stages import Publish, Worker
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,8 @@ class Listener(Worker):
         endpointer: Endpointer,
         playback: PlaybackQueue,
         echo: EchoCanceller | None = None,
+        turn_detector: TurnDetector | None = None,
+        complete_threshold: float = 0.5,
         level_interval_s: float = 0.05,
     ) -> None:
         super().__init__(publish)
@@ -60,6 +65,8 @@ class Listener(Worker):
         self.endpointer = endpointer
         self.playback = playback
         self.echo = echo
+        self.turn_detector = turn_detector
+        self.complete_threshold = complete_threshold
         self.muted = False
         self._pending = np.zeros(0, dtype=np.float32)
         self._samples = 0
@@ -99,3 +106,18 @@ class Listener(Worker):
         self.endpointer.assistant_speaking = self.playback.speaking
         for event in self.endpointer.feed(frame, probability):
             self.publish(event)
+            if isinstance(event, SpeechPaused) and self.turn_detector is not None:
+                self._judge_pause(event)
+
+    def _judge_pause(self, pause: SpeechPaused) -> None:
+        """At the first pause, end the turn now if the user sounds finished, else wait
+        longer than usual: fast replies without cutting people off mid-thought."""
+        assert self.turn_detector is not None
+        probability = self.turn_detector.complete_probability(pause.audio)
+        log.debug("end-of-turn probability %.2f", probability)
+        if probability >= self.complete_threshold:
+            ended = self.endpointer.end_now()
+            if ended is not None:
+                self.publish(ended)
+        else:
+            self.endpointer.wait_longer()

@@ -25,6 +25,7 @@ from app.core.ports import (
     LanguageModel,
     SpeechRecognizer,
     SpeechSynthesizer,
+    TurnDetector,
     VoiceActivity,
 )
 from app.core.stages import (
@@ -99,6 +100,7 @@ class VoicePipeline:
         config: PipelineConfig | None = None,
         clock: MonotonicClock | None = None,
         echo: EchoCanceller | None = None,
+        turn_detector: TurnDetector | None = None,
     ) -> None:
         self.config = config or PipelineConfig()
         self.clock: MonotonicClock = clock or MonotonicClock()
@@ -121,6 +123,7 @@ class VoicePipeline:
             Endpointer(self.config.endpoint),
             self.playback,
             echo,
+            turn_detector,
         )
         self.synthesizer = Synthesizer(
             self._bus.put_nowait, engines.tts, self.live, self.clock, self.playback

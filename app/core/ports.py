@@ -77,6 +77,12 @@ class SpeechSynthesizer(Protocol):
         ...
 
 
+class TurnDetector(Protocol):
+    """Judges from the audio of an utterance whether the speaker has finished."""
+
+    def complete_probability(self, audio: FloatAudio) -> float: ...
+
+
 class EchoCanceller(Protocol):
     """Removes what the speaker played from what the microphone hears (16 kHz mono).
 

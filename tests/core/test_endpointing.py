@@ -102,3 +102,32 @@ def test_reset_forgets_speech_in_progress() -> None:
     endpointer.reset()
     assert not endpointer.in_speech
     assert feed(endpointer, [0.0] * 30) == []
+
+
+def test_end_now_ends_a_paused_turn_at_once() -> None:
+    cfg = EndpointConfig(min_speech_ms=64, pause_ms=96, end_of_turn_ms=480)
+    endpointer = Endpointer(cfg)
+    events = feed(endpointer, [0.9] * 10 + [0.0] * 3)
+    assert kinds(events)[-1] == "SpeechPaused"
+    ended = endpointer.end_now()
+    assert isinstance(ended, UtteranceEnded)
+    assert ended.speech_end == 10 * FRAME / 16_000
+    assert not endpointer.in_speech
+    assert endpointer.end_now() is None  # nothing to end any more
+    assert feed(endpointer, [0.0] * 30) == []
+
+
+def test_wait_longer_extends_only_the_current_pause() -> None:
+    cfg = EndpointConfig(
+        min_speech_ms=64, pause_ms=96, end_of_turn_ms=320, unfinished_end_of_turn_ms=960
+    )
+    endpointer = Endpointer(cfg)
+    feed(endpointer, [0.9] * 10 + [0.0] * 3)
+    endpointer.wait_longer()
+    events = feed(endpointer, [0.0] * 20)  # 3 + 20 frames = 736 ms < 960 ms
+    assert events == []
+    events = feed(endpointer, [0.0] * 10)
+    assert kinds(events) == ["UtteranceEnded"]
+    # the next utterance uses the normal end-of-turn silence again
+    events = feed(endpointer, [0.9] * 10 + [0.0] * 10)
+    assert kinds(events) == ["SpeechStarted", "SpeechPaused", "UtteranceEnded"]
