@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from app.core.pipeline import Engines
-from app.core.ports import ChatMessage, EchoCanceller, SpeechSynthesizer
+from app.core.ports import ChatMessage, EchoCanceller, SpeechSynthesizer, TurnDetector
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +94,18 @@ def build_echo_canceller() -> EchoCanceller:
     from app.adapters.echo import WebRtcEchoCanceller
 
     return WebRtcEchoCanceller()
+
+
+def build_turn_detector() -> TurnDetector | None:
+    """Smart Turn v3.2, or None (end of turn by silence alone) when it is not installed."""
+    from app.adapters.errors import EngineLoadError
+    from app.adapters.smart_turn import SmartTurnDetector
+
+    try:
+        return SmartTurnDetector()
+    except EngineLoadError as exc:
+        log.warning("end of turn by silence only: %s", exc)
+        return None
 
 
 def warm_engines(engines: Engines, system_prompt: str) -> None:

@@ -22,14 +22,14 @@ from pathlib import Path
 
 import numpy as np
 
-from app.adapters.file_audio import read_audio
+from app.adapters.file_audio import read_audio, write_audio
 from app.cli.run import run_file
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import Engines, PipelineConfig
 from app.core.ports import PIPELINE_SAMPLE_RATE
 from app.core.sentences import speakable_text
-from app.engines import EngineChoice, build_engines, warm_engines
+from app.engines import EngineChoice, build_engines, build_turn_detector, warm_engines
 from app.personas import Persona, load_personas
 
 QUESTIONS = [
@@ -54,6 +54,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wavs", type=Path, help="folder of question WAVs (default: generate)")
     parser.add_argument("--count", type=int, default=10, help="questions to generate (max 12)")
     parser.add_argument("--fake-engines", action="store_true")
+    parser.add_argument(
+        "--voice",
+        choices=["piper", "espeak"],
+        default="piper",
+        help="voice that speaks the generated questions (piper has natural prosody)",
+    )
+    parser.add_argument(
+        "--smart-turn",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="end turns early with the Smart Turn model",
+    )
+    parser.add_argument(
+        "--speculative",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="start ASR/LLM/TTS at the first pause, holding the audio",
+    )
     parser.add_argument("--persona", default=None)
     parser.add_argument("--no-baseline", action="store_true", help="skip the naive serial baseline")
     parser.add_argument("--json", type=Path, help="write the full report here")
@@ -63,16 +81,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--n-gpu-layers", type=int, default=None)
 
 
-def speak_questions(folder: Path, count: int) -> list[Path]:
-    """Spoken test questions made with espeak-ng (slow, clear US voice)."""
-    espeak = shutil.which("espeak-ng")
-    if espeak is None:
-        raise RuntimeError("espeak-ng is needed to generate questions (or pass --wavs)")
+def speak_questions(folder: Path, count: int, voice: str = "piper") -> list[Path]:
+    """Spoken test questions: the embedded Piper voice (natural prosody, which the
+    end-of-turn model listens to) or espeak-ng (robotic but independent of our TTS)."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
+    piper = None
+    if voice == "piper":
+        from app.adapters.piper_tts import PiperSynthesizer
+
+        piper = PiperSynthesizer()
+    espeak = shutil.which("espeak-ng")
     for index, text in enumerate(QUESTIONS[:count]):
         path = folder / f"q{index:02d}.wav"
-        subprocess.run([espeak, "-v", "en-us", "-s", "140", "-w", str(path), text], check=True)
+        if piper is not None:
+            write_audio(path, piper.synthesize(text), piper.sample_rate)
+        elif espeak is not None:
+            subprocess.run([espeak, "-v", "en-us", "-s", "140", "-w", str(path), text], check=True)
+        else:
+            raise RuntimeError("espeak-ng is needed to generate questions (or pass --wavs)")
         paths.append(path)
     return paths
 
@@ -161,10 +188,11 @@ def main(args: argparse.Namespace) -> int:
             sorted(args.wavs.glob("*.wav")) if args.wavs else speak_questions(Path(tmp), args.count)
         )
         inputs = [with_silence(read_audio(p)) for p in paths]
-    config = PipelineConfig()
+    config = PipelineConfig(speculative=args.speculative)
+    detector = build_turn_detector() if args.smart_turn and not args.fake_engines else None
     rows = []
     for path, audio in zip(paths, inputs, strict=True):
-        result = run_file(engines, persona, audio, config)
+        result = run_file(engines, persona, audio, config, turn_detector=detector)
         end = speech_end_s(audio, PIPELINE_SAMPLE_RATE)
         first = first_audio_after_s(result.output, result.sample_rate, end)
         turn = result.turns[0] if result.turns else None

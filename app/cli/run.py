@@ -25,8 +25,14 @@ from app.adapters.file_audio import (
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import Engines, MonotonicClock, PipelineConfig, VoicePipeline
-from app.core.ports import EchoCanceller
-from app.engines import EngineChoice, build_echo_canceller, build_engines, warm_engines
+from app.core.ports import EchoCanceller, TurnDetector
+from app.engines import (
+    EngineChoice,
+    build_echo_canceller,
+    build_engines,
+    build_turn_detector,
+    warm_engines,
+)
 from app.personas import Persona, load_personas
 
 log = logging.getLogger(__name__)
@@ -82,6 +88,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="cancel the speaker's echo (default: on with --echo-room)",
     )
     parser.add_argument(
+        "--smart-turn",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="end the turn early when the user sounds finished (Smart Turn model)",
+    )
+    parser.add_argument(
         "--max-wait",
         type=float,
         default=90.0,
@@ -97,10 +109,13 @@ def run_file(
     max_wait_s: float = 90.0,
     echo: EchoCanceller | None = None,
     room: RoomSimulation | None = None,
+    turn_detector: TurnDetector | None = None,
 ) -> RunResult:
     """Stream ``audio`` through a fresh pipeline in real time; return the speaker track."""
     clock = MonotonicClock()
-    pipeline = VoicePipeline(engines, persona.full_system_prompt(), config, clock, echo)
+    pipeline = VoicePipeline(
+        engines, persona.full_system_prompt(), config, clock, echo, turn_detector
+    )
     speaker = FileSpeaker(engines.tts.sample_rate, clock)
     echo_room = EchoRoom(speaker, room.delay_s, room.gain) if room else None
     mic = FileMicrophone(audio, clock, room=echo_room)
@@ -176,7 +191,8 @@ def main(args: argparse.Namespace) -> int:
     room = RoomSimulation(args.echo_room / 1000, args.echo_gain) if args.echo_room else None
     use_aec = args.aec if args.aec is not None else room is not None
     echo = build_echo_canceller() if use_aec else None
-    result = run_file(engines, persona, audio, config, args.max_wait, echo, room)
+    detector = build_turn_detector() if args.smart_turn and not args.fake_engines else None
+    result = run_file(engines, persona, audio, config, args.max_wait, echo, room, detector)
     write_audio(args.output, result.output, result.sample_rate)
     if args.timeline:
         args.timeline.parent.mkdir(parents=True, exist_ok=True)

@@ -53,6 +53,8 @@ class Settings(BaseModel):
     end_of_turn_ms: int = Field(default=480, ge=200, le=2000)
     barge_in: bool = True
     echo_cancellation: bool = True
+    smart_turn: bool = True
+    """Let the Smart Turn model end the turn early when the user sounds finished."""
     """Cancel the assistant's own voice from the microphone (needed on loudspeakers)."""
     llm_path: str | None = None
     asr_path: str | None = None
@@ -113,8 +115,9 @@ def load_settings(path: Path | None = None) -> Settings:
         # JSONDecodeError and UnicodeDecodeError are ValueErrors too.
         kept = _keep_bad_file(path)
         reason = _one_line(exc)
-        log.warning("settings %s are invalid (%s); using defaults, kept the file as %s",
-                    path, reason, kept)
+        log.warning(
+            "settings %s are invalid (%s); using defaults, kept the file as %s", path, reason, kept
+        )
         return Settings()
 
 
@@ -133,9 +136,7 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
         os.replace(tmp_name, path)
         tmp_name = None
     except OSError as exc:
-        raise SettingsError(
-            f"Could not save settings to {path}: {exc.strerror or exc}"
-        ) from exc
+        raise SettingsError(f"Could not save settings to {path}: {exc.strerror or exc}") from exc
     finally:
         if tmp_name is not None:
             with contextlib.suppress(OSError):

@@ -15,7 +15,12 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.core.pipeline import VoicePipeline
-from app.engines import build_echo_canceller, build_engines, warm_engines
+from app.engines import (
+    build_echo_canceller,
+    build_engines,
+    build_turn_detector,
+    warm_engines,
+)
 from app.personas.model import Persona
 from app.storage.settings import Settings, engine_choice, pipeline_config
 from app.ui.tasks import BackgroundTask, Report
@@ -114,8 +119,11 @@ class Session(QObject):
         if settings.tts_voice is None:
             from dataclasses import replace
 
-            choice = replace(choice, tts_voice=persona.voice.kokoro,
-                             tts_speed=settings.tts_speed * persona.voice.speed)
+            choice = replace(
+                choice,
+                tts_voice=persona.voice.kokoro,
+                tts_speed=settings.tts_speed * persona.voice.speed,
+            )
         report("Loading engines…")
         engines = build_engines(choice, progress=lambda m: report(m + "…"))
         if not self._fake:
@@ -125,8 +133,13 @@ class Session(QObject):
         if settings.echo_cancellation and not self._fake:
             report("Starting echo cancellation…")
             echo = build_echo_canceller()
+        detector = build_turn_detector() if settings.smart_turn and not self._fake else None
         pipeline = VoicePipeline(
-            engines, persona.full_system_prompt(), pipeline_config(settings), echo=echo
+            engines,
+            persona.full_system_prompt(),
+            pipeline_config(settings),
+            echo=echo,
+            turn_detector=detector,
         )
         pipeline.add_observer(self._post)
         pipeline.start()
@@ -134,8 +147,9 @@ class Session(QObject):
         devices = None if audio_disabled() else self._open_devices(settings, pipeline, report)
         return Running(pipeline, devices, persona.id)
 
-    def _open_devices(self, settings: Settings, pipeline: VoicePipeline,
-                      report: Report) -> Any | None:
+    def _open_devices(
+        self, settings: Settings, pipeline: VoicePipeline, report: Report
+    ) -> Any | None:
         report("Opening microphone and speaker…")
         try:
             from app.adapters import audio_devices
@@ -180,7 +194,9 @@ class Session(QObject):
         if isinstance(error, EngineLoadError | ModelError):
             message = str(error)
         else:
-            log.error("starting the voice engines failed", exc_info=error
-                      if isinstance(error, BaseException) else None)
+            log.error(
+                "starting the voice engines failed",
+                exc_info=error if isinstance(error, BaseException) else None,
+            )
             message = f"Could not start the voice engines: {error}"
         self.failed.emit(message)

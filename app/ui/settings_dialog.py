@@ -74,8 +74,9 @@ class _PathRow(QWidget):
 
 
 class SettingsDialog(QDialog):
-    def __init__(self, settings: Settings, parent: QWidget | None = None,
-                 load_devices: bool = True) -> None:
+    def __init__(
+        self, settings: Settings, parent: QWidget | None = None, load_devices: bool = True
+    ) -> None:
         super().__init__(parent)
         self.setWindowTitle("Settings")
         self.setMinimumWidth(560)
@@ -153,6 +154,9 @@ class SettingsDialog(QDialog):
         self.echo_cancellation = QCheckBox("Don't let it hear itself (for loudspeakers)")
         self.echo_cancellation.setChecked(self.settings.echo_cancellation)
         form.addRow("Echo cancellation", self.echo_cancellation)
+        self.smart_turn = QCheckBox("Answer as soon as I sound finished")
+        self.smart_turn.setChecked(self.settings.smart_turn)
+        form.addRow("Smart end of turn", self.smart_turn)
 
     def _models_section(self, layout: QVBoxLayout) -> None:
         form = self._form(layout, "Models and voice")
@@ -219,6 +223,7 @@ class SettingsDialog(QDialog):
             end_of_turn_ms=self.end_of_turn.value(),
             barge_in=self.barge_in.isChecked(),
             echo_cancellation=self.echo_cancellation.isChecked(),
+            smart_turn=self.smart_turn.isChecked(),
             llm_path=self.llm_path.value(),
             asr_path=self.asr_path.value(),
             tts_path=self.tts_path.value(),
