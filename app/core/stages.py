@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from app.core.character import breaks_character
 from app.core.events import (
     FloatAudio,
     PipelineEvent,
@@ -173,6 +174,9 @@ class Responder(Worker):
         def emit(texts: list[str]) -> None:
             nonlocal chunks
             for text in texts:
+                if breaks_character(text):
+                    log.info("turn %d: dropped an out-of-character sentence", turn_id)
+                    continue
                 chunk = ReplyChunk(turn_id, chunks, text, self.clock.now())
                 chunks += 1
                 self.synthesizer_inbox.put(chunk)

@@ -85,11 +85,24 @@ def test_speculative_turn_is_cancelled_when_the_user_goes_on(
 
 
 def test_a_noise_with_no_words_gets_no_reply_and_the_run_ends(persona: Persona) -> None:
-    engines = Engines(FakeVoiceActivity(), FakeRecognizer([""]), FakeLanguageModel(),
-                      FakeSynthesizer())
+    engines = Engines(
+        FakeVoiceActivity(), FakeRecognizer([""]), FakeLanguageModel(), FakeSynthesizer()
+    )
     audio = np.concatenate([silence(0.5), voiced(0.6), silence(1.0)])
     started = time.monotonic()
     result = run_file(engines, persona, audio, max_wait_s=30)
     assert time.monotonic() - started < 10  # the pipeline went idle, no waiting for the limit
     assert result.turns == []
     assert not np.any(np.abs(result.output) > 0.01)
+
+
+def test_out_of_character_sentences_are_never_spoken(persona: Persona) -> None:
+    tts = FakeSynthesizer()
+    llm = FakeLanguageModel("As an AI language model, I have no favourite colour. Blue is lovely!")
+    engines = Engines(FakeVoiceActivity(), FakeRecognizer(["Favourite colour?"]), llm, tts)
+    audio = np.concatenate([silence(0.5), voiced(0.8), silence(1.0)])
+    result = run_file(engines, persona, audio)
+    [turn] = result.turns
+    assert tts.texts and "Blue is lovely!" in tts.texts
+    assert not any("AI" in text for text in tts.texts)
+    assert "AI" not in turn.heard_text  # history holds only what was heard
