@@ -70,10 +70,27 @@ def build_engines(choice: EngineChoice, progress: Progress | None = None) -> Eng
     llm_model = resolve("llm", explicit=choice.llm)
     llm = LlamaLanguageModel(llm_model.path, n_gpu_layers=choice.n_gpu_layers)
     _note(progress, "Loading voice")
-    tts_model = resolve("tts", explicit=choice.tts)
-    tts = _synthesizer(tts_model.path, choice)
+    tts = _voice(choice, progress)
     _note(progress, f"Engines ready in {time.perf_counter() - started:.1f} s")
     return Engines(vad=vad, asr=asr, llm=llm, tts=tts)
+
+
+def _voice(choice: EngineChoice, progress: Progress | None) -> SpeechSynthesizer:
+    """The chosen voice; if the automatically found one cannot load, the robotic but
+    always-available eSpeak voice keeps the app talking (an explicit choice must load)."""
+    from app.adapters.errors import EngineLoadError
+    from app.models.errors import ModelError
+    from app.models.resolve import resolve
+
+    if choice.tts is not None:
+        return _synthesizer(resolve("tts", explicit=choice.tts).path, choice)
+    try:
+        return _synthesizer(resolve("tts").path, choice)
+    except (EngineLoadError, ModelError) as exc:
+        from app.adapters.espeak_tts import EspeakSynthesizer
+
+        _note(progress, f"Voice unavailable ({exc}); using the eSpeak fallback voice")
+        return EspeakSynthesizer()
 
 
 def _synthesizer(path: Path, choice: EngineChoice) -> SpeechSynthesizer:
