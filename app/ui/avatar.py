@@ -1,6 +1,9 @@
 """The animated avatar: a QTimer at ~33 fps advances blink, breathing and lip-sync.
 
 The tick only updates a few floats and schedules a repaint; all drawing is in face.py.
+While nothing moves fast (idle, muted or error; no blink due; mouth closed) the timer
+slows to 10 fps: only the slow breathing and eye drift move then (under 0.3 px a frame),
+and every frame is a full repaint, so 33 fps there was most of the app's idle CPU.
 The mouth follows PlaybackLevel through an attack/release smoother, so it opens quickly on
 a syllable and closes softly, instead of flickering with every 20 ms level.
 """
@@ -19,6 +22,9 @@ from app.personas.model import AvatarStyle
 from app.ui.face import FaceColours, FacePose, paint_face
 
 FRAME_MS = 30
+CALM_FRAME_MS = 100
+"""Frame interval while only breathing and eye drift move (see ``_calm``)."""
+ANIMATED_STATES = (AssistantState.LISTENING, AssistantState.THINKING, AssistantState.SPEAKING)
 BLINK_S = 0.14
 LEVEL_GAIN = 6.0
 """Playback RMS ~0.05-0.2 for speech; this maps it to a mouth opening of 0..1."""
@@ -75,6 +81,7 @@ class AvatarWidget(QWidget):
         self._message = message if state is AssistantState.ERROR else ""
         if state is not AssistantState.SPEAKING:
             self._target_level = 0.0
+        self._pace()
         self.update()
 
     def set_level(self, level: float) -> None:
@@ -105,7 +112,18 @@ class AvatarWidget(QWidget):
         target = self._target_level if self._state is AssistantState.SPEAKING else 0.0
         rate = 0.6 if target > self._mouth else 0.25
         self._mouth += (target - self._mouth) * rate
+        self._pace()
         self.update()
+
+    def _calm(self) -> bool:
+        """Nothing fast to animate: no lively state, mouth closed, no blink now or next frame."""
+        return (self._state not in ANIMATED_STATES and self._mouth < 0.01 and self._blink == 0.0
+                and self._t + CALM_FRAME_MS / 1000 < self._next_blink)
+
+    def _pace(self) -> None:
+        interval = CALM_FRAME_MS if self._calm() else FRAME_MS
+        if self._timer.interval() != interval:
+            self._timer.setInterval(interval)  # a stopped (frozen) timer stays stopped
 
     @property
     def blink(self) -> float:

@@ -2,6 +2,12 @@
 
 If anything blocks the event loop (a slow paint, a model load on the wrong thread), the
 next tick arrives late by that much; the maximum is the UI stall the user would feel.
+
+Besides the maximum over the whole run it keeps two narrower ones for ``hanasu bench
+--ui``: since the last ``mark()`` (the app marks when the engines are ready) and inside
+busy spans (``set_busy``: the app is busy from the user's first word until it is idle
+again, i.e. during turns). A tick that ends a span still counts for it, so the work done
+when a turn ends (transcript, HUD) is part of the turn.
 """
 
 from __future__ import annotations
@@ -23,6 +29,11 @@ class StallMonitor(QObject):
         super().__init__(parent)
         self.max_stall_ms = 0.0
         self.ticks = 0
+        self.max_since_mark_ms = 0.0
+        self.max_busy_stall_ms = 0.0
+        self.busy_spans = 0
+        self._busy = False
+        self._busy_tick = False
         self._last: float | None = None
         self._timer = QTimer(self)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
@@ -38,7 +49,21 @@ class StallMonitor(QObject):
 
     def reset(self) -> None:
         self.max_stall_ms = 0.0
+        self.max_since_mark_ms = 0.0
+        self.max_busy_stall_ms = 0.0
+        self.busy_spans = 0
         self._last = None
+
+    def mark(self) -> None:
+        """Start ``max_since_mark_ms`` afresh (the whole-run maximum is kept)."""
+        self.max_since_mark_ms = 0.0
+
+    def set_busy(self, busy: bool) -> None:
+        """Enter or leave a busy span (a turn); stalls inside spans go to ``max_busy_stall_ms``."""
+        if busy and not self._busy:
+            self.busy_spans += 1
+        self._busy = busy
+        self._busy_tick = self._busy_tick or busy
 
     def _tick(self) -> None:
         now = time.perf_counter()
@@ -47,5 +72,9 @@ class StallMonitor(QObject):
             if late > REPORT_MS:
                 log.debug("GUI thread stalled %.0f ms", late)
             self.max_stall_ms = max(self.max_stall_ms, late)
+            self.max_since_mark_ms = max(self.max_since_mark_ms, late)
+            if self._busy_tick:
+                self.max_busy_stall_ms = max(self.max_busy_stall_ms, late)
+        self._busy_tick = self._busy
         self._last = now
         self.ticks += 1

@@ -16,9 +16,10 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
+from app.core.events import AssistantState
 from app.paths import user_config_dir
 from app.personas.loader import load_personas
 from app.storage.settings import Settings, load_settings, save_settings
@@ -28,6 +29,9 @@ from app.ui.tray import create_tray
 from app.ui.window import MainWindow
 
 log = logging.getLogger(__name__)
+
+BUSY_STATES = (AssistantState.LISTENING, AssistantState.THINKING, AssistantState.SPEAKING)
+"""States during a turn: the heartbeat's busy span, for the "during turns" UI stall."""
 
 
 def _exit_when_ready() -> bool:
@@ -51,14 +55,24 @@ def run_app(fake_engines: bool = False) -> int:
     tray = create_tray(window)
     window.show()
     visible_ms = (time.perf_counter() - started) * 1000
+    shown_at = time.time()
     from app.ui.dialogs import DialogLauncher  # the model catalog is not needed before show
 
     DialogLauncher(window, session, restart=lambda s: _start(window, session, s))
     log.info("window visible %.0f ms after run_app", visible_ms)
     timings = {"visible_ms": visible_ms}
 
+    # Wall-clock (time.time) moments, comparable with the clock of the process that
+    # launched us: `hanasu bench --ui` measures from before its Popen to these.
+    epoch = {"shown": shown_at}
+    first_paint = _FirstPaint(window, epoch)
+    window.installEventFilter(first_paint)
+    window.bridge.state_changed.connect(lambda state: window.stall.set_busy(state in BUSY_STATES))
+
     def ready(pipeline: object) -> None:
         timings["ready_ms"] = (time.perf_counter() - started) * 1000
+        epoch["ready"] = time.time()
+        window.stall.mark()
         log.info("engines ready %.0f ms after run_app", timings["ready_ms"])
         if _exit_when_ready():
             QTimer.singleShot(300, app.quit)
@@ -83,11 +97,34 @@ def run_app(fake_engines: bool = False) -> int:
         restore_signals()
     if tray is not None:
         tray.hide()
+    stall = window.stall
+    stalls = (f"max UI stall {stall.max_stall_ms:.1f} ms (after engines ready "
+              f"{stall.max_since_mark_ms:.1f} ms; during turns {stall.max_busy_stall_ms:.1f} ms "
+              f"over {stall.busy_spans} turns)")
+    moments = "; ".join(f"{name} {value:.3f}" for name, value in epoch.items())
+    log.info("%s; unix times: %s", stalls, moments)
     if _exit_when_ready():
         print(f"hanasu: window visible after {timings['visible_ms']:.0f} ms; engines ready "
               f"after {timings.get('ready_ms', float('nan')):.0f} ms; max UI stall "
               f"{window.max_ui_stall_ms:.1f} ms", file=sys.stderr)
+        print(f"hanasu: {stalls}; unix times: {moments}", file=sys.stderr)
     return int(code)
+
+
+class _FirstPaint(QObject):
+    """Records ``time.time()`` of the window's first paint as ``epoch["painted"]``: the
+    moment its pixels exist, a little after ``show()`` returned."""
+
+    def __init__(self, window: QObject, epoch: dict[str, float]) -> None:
+        super().__init__(window)
+        self._epoch = epoch
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if event.type() == QEvent.Type.Paint and "painted" not in self._epoch:
+            self._epoch["painted"] = time.time()
+            log.info("window first painted at unix time %.3f", self._epoch["painted"])
+            watched.removeEventFilter(self)
+        return False
 
 
 def _quit_on_signals(app: QApplication) -> Callable[[], None]:

@@ -28,8 +28,14 @@ class LevelMeter(QWidget):
         """RMS in; shown on a dB scale (-60..0 dB) because speech spans a wide range."""
         db = 20.0 * math.log10(max(rms, 1e-6))
         target = min(1.0, max(0.0, (db + 60.0) / 60.0))
+        before = self._level
         self._level = target if target > self._level else self._level * 0.7 + target * 0.3
-        self.update()
+        if self._drawn(before) != self._drawn(self._level):
+            self.update()  # at 33 Hz, so only when a pixel changes (silence: never)
+
+    def _drawn(self, level: float) -> int:
+        """The filled width in quarter pixels, 0 when the bar is not drawn (see paintEvent)."""
+        return round(self.width() * level * 4) if level > 0.01 else 0
 
     def set_muted(self, muted: bool) -> None:
         self._muted = muted
