@@ -61,6 +61,14 @@ def main(argv: list[str] | None = None) -> int:
         from app.models.cli import main as models_main
 
         return models_main(argv[1:])
+    if argv[:2] == ["bench", "ui"]:
+        from app.cli import bench_ui
+
+        parser = argparse.ArgumentParser(
+            prog="hanasu bench ui", description="window, idle CPU and UI-stall benchmark"
+        )
+        bench_ui.add_arguments(parser)
+        return bench_ui.main(parser.parse_args(argv[2:]))
     args = build_parser().parse_args(argv)
     try:
         if args.command == "run":

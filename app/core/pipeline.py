@@ -170,7 +170,7 @@ class VoicePipeline:
 
     def pull_audio(self, frames: int) -> FloatAudio:
         played = self.playback.pull(frames)
-        if self.echo is not None:
+        if self.echo is not None and self.playback.speaking:  # the canceller pads silence
             self.listener.inbox.put_nowait(PlayedBlock(played, self.playback.sample_rate))
         return played
 

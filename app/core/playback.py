@@ -61,6 +61,7 @@ class PlaybackQueue:
         self._position = 0
         self._level_every = max(1, int(level_interval_s * sample_rate))
         self._since_level = 0
+        self._last_level = 0.0
         self.speaking = False
 
     @property
@@ -158,8 +159,10 @@ class PlaybackQueue:
             self._since_level += frames
             if self._since_level >= self._level_every:
                 self._since_level = 0
-                level = float(np.sqrt(np.mean(np.square(out)))) if frames else 0.0
-                events.append(PlaybackLevel(level=level, at=self._position / self.sample_rate))
+                level = float(np.sqrt(np.mean(np.square(out)))) if filled else 0.0
+                if level > 0.0 or self._last_level > 0.0:  # silence is reported once
+                    events.append(PlaybackLevel(level=level, at=self._position / self.sample_rate))
+                self._last_level = level
         for event in events:
             self._publish(event)
         return out
