@@ -283,8 +283,9 @@ def check_audio_devices(report: Report) -> None:
     try:
         inputs, outputs = _list_devices()
     except Exception as exc:
-        report.add("audio", "WARN", f"no audio devices: {_one_line(exc)}",
-                   time.perf_counter() - started)
+        report.add(
+            "audio", "WARN", f"no audio devices: {_one_line(exc)}", time.perf_counter() - started
+        )
         return
     elapsed = time.perf_counter() - started
     if not inputs and not outputs:
@@ -341,6 +342,29 @@ def check_qt(report: Report) -> None:
 # ---- entry point --------------------------------------------------------------------------------
 
 
+def check_listening_aids(report: Report) -> None:
+    """Echo cancellation (so it doesn't hear itself on speakers) and the end-of-turn model."""
+    with report.timed("echo") as out:
+        from app.engines import build_echo_canceller
+
+        echo = build_echo_canceller()
+        tone = (0.3 * np.sin(np.arange(32 * 512) / 16_000 * 2 * np.pi * 300)).astype(np.float32)
+        for start in range(0, tone.size, 512):
+            echo.add_reference(tone[start : start + 512])
+            cleaned = echo.process(tone[start : start + 512])
+        if cleaned.size != 512:
+            raise CheckFailed(f"echo canceller returned {cleaned.size} samples for 512")
+        out["detail"] = f"WebRTC AEC3 ready ({type(echo).__name__})"
+    with report.timed("turn-end") as out:
+        from app.adapters.smart_turn import SmartTurnDetector
+
+        detector = SmartTurnDetector()
+        probability = detector.complete_probability(np.zeros(16_000, dtype=np.float32))
+        if not 0.0 <= probability <= 1.0:
+            raise CheckFailed(f"end-of-turn model gave {probability}")
+        out["detail"] = "Smart Turn v3.2 loaded"
+
+
 def run_self_test(write: Callable[[str], None] = print) -> Report:
     report = Report(write=write)
     write("Hanasu self-test")
@@ -354,6 +378,7 @@ def run_self_test(write: Callable[[str], None] = print) -> Report:
             run_turn(report, engines, prompt)
     else:
         report.add("turn", "SKIP", "a model is missing, no test turn")
+    check_listening_aids(report)
     check_audio_devices(report)
     return report
 

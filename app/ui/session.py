@@ -14,6 +14,7 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
+from app.adapters.errors import EngineLoadError
 from app.core.pipeline import VoicePipeline
 from app.engines import (
     build_echo_canceller,
@@ -132,7 +133,10 @@ class Session(QObject):
         echo = None
         if settings.echo_cancellation and not self._fake:
             report("Starting echo cancellation…")
-            echo = build_echo_canceller()
+            try:
+                echo = build_echo_canceller()
+            except EngineLoadError as exc:  # still usable with headphones: warn, go on
+                log.warning("echo cancellation unavailable: %s", exc)
         detector = build_turn_detector() if settings.smart_turn and not self._fake else None
         pipeline = VoicePipeline(
             engines,

@@ -100,18 +100,22 @@ def test_user_talking_over_the_reply_stops_it_and_gets_a_second_reply(
     )
     assert done.returncode == 0, done.stderr
     turns = json.loads(timeline.read_text())["turns"]
-    assert len(turns) == 2, turns
+    # "Stop." may be judged a finished turn of its own (then it is cut short, unheard, by
+    # "What time is it?" and merged into it); either way the last turn answers the question.
+    assert 2 <= len(turns) <= 3, turns
     barge_at = turns[0]["barge_in"]
     user_again = (a.size + gap.size) / rate
     assert barge_at is not None and user_again < barge_at < user_again + 1.0
     assert turns[0]["interrupted"]
+    assert all(t["barge_in"] is not None for t in turns[:-1])
     track, out_rate = soundfile.read(str(out), dtype="float32")
-    # silent from shortly after the barge-in until the second reply starts
-    second_start = turns[1]["first_sample_played"]
-    assert second_start is not None and second_start > barge_at
-    quiet = track[int((barge_at + 0.1) * out_rate) : int(second_start * out_rate) - 1]
+    # silent from shortly after the (last) barge-in until the answer to the question starts
+    last_barge = max(t["barge_in"] for t in turns[:-1])
+    second_start = turns[-1]["first_sample_played"]
+    assert second_start is not None and second_start > last_barge
+    quiet = track[int((last_barge + 0.1) * out_rate) : int(second_start * out_rate) - 1]
     assert quiet.size == 0 or float(np.max(np.abs(quiet))) < 0.01
-    assert "time" in turns[1]["transcript"].lower()
+    assert "time" in turns[-1]["transcript"].lower()
     reply = recognizer.transcribe(read_audio(out)[int(second_start * 16_000) :])
     assert len(words(reply)) >= 2
 
