@@ -16,6 +16,12 @@ Noise suppression and automatic gain control stay off: they hurt speech recognit
 high-pass filter is on (AEC3 turns it on anyway). When less reference than capture has
 arrived (the speaker was silent and nothing was reported as played), silence is fed as
 reference, so the two streams stay aligned in time.
+
+While nothing has been played for ``IDLE_BYPASS_FRAMES`` (1 s) of capture there is no
+echo left to remove, so AEC3 is not run at all (it was most of the idle listener's CPU):
+the capture comes out unprocessed, delayed by the same ``LATENCY + AEC3_DELAY`` samples so
+the stream stays continuous in time. The next ``add_reference`` resumes processing; AEC3
+keeps what it learnt about the echo path, since it simply sees no frames meanwhile.
 """
 
 from __future__ import annotations
@@ -34,6 +40,10 @@ LATENCY = FRAME_SIZE - 1  # samples the framing delays the output (enough for an
 # Stream delay hint in ms (output buffer + input buffer). AEC3 finds the real delay itself:
 # with bulk delays of 40-250 ms the hint (none, 60 or 120) changed the ERLE by under 1 dB.
 DEFAULT_DELAY_MS = 60
+AEC3_DELAY = 128
+"""Samples AEC3 itself delays the capture stream (measured with livekit 1.2.1)."""
+IDLE_BYPASS_FRAMES = 100
+"""Capture frames (1 s) after the last reference before AEC3 is bypassed."""
 
 _INT16_SCALE = 32768.0
 
@@ -120,6 +130,8 @@ class WebRtcEchoCanceller:
         self._output: list[FloatAudio] = [np.zeros(LATENCY, dtype=np.float32)]
         self._render_frames = 0
         self._capture_frames = 0
+        self._idle_frames = 0  # capture frames since the last reference
+        self._raw_tail = np.zeros(AEC3_DELAY, dtype=np.float32)  # for the bypass delay
 
     def reset(self) -> None:
         """Forget all adaptation and buffered audio (a fresh AEC3 instance)."""
@@ -131,6 +143,9 @@ class WebRtcEchoCanceller:
         data = _as_float32(played)
         if data.size == 0:
             return
+        if self.bypassed:  # AEC3 saw no frames meanwhile: nothing to pad
+            self._render_frames = self._capture_frames
+        self._idle_frames = 0
         if self._render_rest.size:
             data = np.concatenate([self._render_rest, data])
         n_frames = data.size // FRAME_SIZE
@@ -143,6 +158,11 @@ class WebRtcEchoCanceller:
         self._apm.process_reverse_stream(self._render_frame)
         self._render_frames += 1
 
+    @property
+    def bypassed(self) -> bool:
+        """Nothing played for a while: ``process`` passes the capture through (delayed)."""
+        return self._idle_frames >= IDLE_BYPASS_FRAMES
+
     def process(self, captured: FloatAudio) -> FloatAudio:
         """``captured`` with the echo removed: same length, ``LATENCY`` samples behind."""
         data = _as_float32(captured)
@@ -150,6 +170,15 @@ class WebRtcEchoCanceller:
             return np.zeros(0, dtype=np.float32)
         data_all = np.concatenate([self._capture_rest, data]) if self._capture_rest.size else data
         n_frames = data_all.size // FRAME_SIZE
+        if n_frames and self.bypassed:
+            # AEC3's own delay, kept up by hand: the last AEC3_DELAY captured samples
+            # come out first, so the stream continues seamlessly from AEC3's output.
+            delayed = np.concatenate([self._raw_tail, data_all[: n_frames * FRAME_SIZE]])
+            self._output.append(delayed[: n_frames * FRAME_SIZE])
+            self._raw_tail = delayed[n_frames * FRAME_SIZE :].copy()
+            self._capture_frames += n_frames
+            self._capture_rest = data_all[n_frames * FRAME_SIZE :].copy()
+            return self._take(data.size)
         for i in range(n_frames):
             if self._render_frames <= self._capture_frames:
                 # Nothing was reported as played for this stretch: the speaker was silent.
@@ -158,7 +187,14 @@ class WebRtcEchoCanceller:
             self._capture_pcm[:] = _to_int16(data_all[i * FRAME_SIZE : (i + 1) * FRAME_SIZE])
             self._apm.process_stream(self._capture_frame)
             self._capture_frames += 1
+            self._idle_frames += 1
             self._output.append(self._capture_pcm.astype(np.float32) / _INT16_SCALE)
+        if n_frames:
+            processed = data_all[: n_frames * FRAME_SIZE]
+            if processed.size >= AEC3_DELAY:
+                self._raw_tail = processed[-AEC3_DELAY:].copy()
+            else:
+                self._raw_tail = np.concatenate([self._raw_tail, processed])[-AEC3_DELAY:]
         self._capture_rest = data_all[n_frames * FRAME_SIZE :].copy()
         return self._take(data.size)
 

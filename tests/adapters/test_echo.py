@@ -16,7 +16,8 @@ import time
 import numpy as np
 import pytest
 
-from app.adapters.echo import NullEchoCanceller, WebRtcEchoCanceller
+import app.adapters.echo as echo_module
+from app.adapters.echo import AEC3_DELAY, NullEchoCanceller, WebRtcEchoCanceller
 from app.adapters.errors import EngineLoadError
 from app.core.events import FloatAudio
 from app.core.ports import VoiceActivity
@@ -279,3 +280,59 @@ def test_cpu_time_per_10ms_frame(assistant: FloatAudio) -> None:
     per_frame = (time.process_time() - start) / (echo.size / 160)
     print(f"CPU per 10 ms frame: {per_frame * 1e6:.0f} us")
     assert per_frame < 0.002  # a fifth of real time at most; measured well under 0.2 ms
+
+
+def test_nothing_played_for_a_second_bypasses_aec3_without_a_seam(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Idle: AEC3 stops running, and the capture continues at the same lag, unprocessed."""
+    aec = WebRtcEchoCanceller()
+    calls = 0
+    process_stream = aec._apm.process_stream
+
+    def counting(frame: object) -> None:
+        nonlocal calls
+        calls += 1
+        process_stream(frame)
+
+    monkeypatch.setattr(aec._apm, "process_stream", counting)
+    rng = np.random.default_rng(3)
+    signal = (0.1 * rng.standard_normal(3 * RATE)).astype(np.float32)
+    y = run_canceller(aec, np.zeros(0, dtype=np.float32), signal, block=333)
+    assert aec.bypassed
+    assert calls <= 2 * RATE // 100 // 2  # AEC3 ran for about the first second only
+    lag = aec.latency_samples + AEC3_DELAY
+    np.testing.assert_array_equal(y[2 * RATE :], signal[2 * RATE - lag : 3 * RATE - lag])
+    aec.add_reference(np.zeros(160, dtype=np.float32))
+    assert not aec.bypassed
+
+
+@pytest.mark.slow
+def test_echo_is_removed_after_a_bypassed_silence(
+    assistant: FloatAudio, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The assistant speaks, is silent (unreported) for 2 s, speaks again: AEC3, bypassed
+    meanwhile, cancels the second part (a canceller that never stopped is printed for
+    comparison: AEC3's ERLE varies by several dB from run to run, either way)."""
+    first, second = assistant[: 3 * RATE], assistant[3 * RATE :]
+    gap = 2 * RATE
+    played = np.concatenate([first, np.zeros(gap, dtype=np.float32), second])
+    echo = room_echo(played, 120)
+
+    def residual() -> FloatAudio:
+        aec = WebRtcEchoCanceller()
+        out = []
+        for start in range(0, echo.size, BLOCK):
+            if not first.size <= start < first.size + gap:
+                aec.add_reference(played[start : start + BLOCK])
+            out.append(aec.process(echo[start : start + BLOCK]))
+            if start == first.size + gap - BLOCK:
+                assert aec.bypassed == (echo_module.IDLE_BYPASS_FRAMES < 10**6)
+        return np.concatenate(out)
+
+    resumed = first.size + gap
+    erle = energy_db(echo[resumed:]) - energy_db(residual()[resumed:])
+    monkeypatch.setattr(echo_module, "IDLE_BYPASS_FRAMES", 10**9)
+    erle_always = energy_db(echo[resumed:]) - energy_db(residual()[resumed:])
+    print(f"ERLE after a bypassed silence: {erle:.1f} dB (never bypassed: {erle_always:.1f} dB)")
+    assert erle >= 20.0
