@@ -19,7 +19,7 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.events import AssistantState
 from app.personas.model import AvatarStyle
-from app.ui.face import FaceColours, FacePose, paint_face
+from app.ui.face import FaceColours, FacePose, paint_face, render_backdrop
 
 FRAME_MS = 30
 CALM_FRAME_MS = 100
@@ -41,6 +41,8 @@ class AvatarWidget(QWidget):
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self._style = style or AvatarStyle()
         self._colours = FaceColours.from_style(self._style)
+        self._backdrop: QPixmap | None = None
+        self._backdrop_key: tuple[object, ...] | None = None
         self._state = AssistantState.IDLE
         self._message = ""
         self._target_level = 0.0
@@ -142,8 +144,14 @@ class AvatarWidget(QWidget):
         self._blink = 1.0 - abs(2.0 * phase - 1.0)
 
     def paintEvent(self, event: QPaintEvent) -> None:
+        ratio = self.devicePixelRatioF()
+        key = (self.width(), self.height(), ratio, self._colours)
+        if self._backdrop is None or self._backdrop_key != key:
+            self._backdrop = render_backdrop(self.width(), self.height(), self._colours, ratio)
+            self._backdrop_key = key
         painter = QPainter(self)
-        paint_face(painter, QRectF(self.rect()), self._colours, self.pose())
+        paint_face(painter, QRectF(self.rect()), self._colours, self.pose(),
+                   backdrop=self._backdrop)
         painter.end()
 
     def sizeHint(self) -> QSize:

@@ -17,6 +17,7 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPen,
+    QPixmap,
     QRadialGradient,
 )
 
@@ -74,11 +75,15 @@ class FacePose:
 
 
 def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: FacePose,
-               *, decorations: bool = True) -> None:
-    """Paint the whole avatar into ``rect``; ``decorations`` off for tiny thumbnails."""
+               *, decorations: bool = True, backdrop: QPixmap | None = None) -> None:
+    """Paint the whole avatar into ``rect``; ``decorations`` off for tiny thumbnails.
+    ``backdrop`` is a cached ``render_backdrop`` of the same size (gradients are slow)."""
     painter.save()
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
-    _background(painter, rect, colours, pose)
+    if backdrop is not None:
+        painter.drawPixmap(rect.topLeft(), backdrop)
+    else:
+        _background(painter, rect, colours, pose)
     size = min(rect.width(), rect.height())
     breathe = math.sin(pose.t * 1.6) * size * 0.004
     centre = QPointF(rect.center().x(), rect.center().y() + size * 0.02 + breathe)
@@ -102,6 +107,18 @@ def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: Face
         if decorations:
             _error_badge(painter, rect, centre, r, pose.message)
     painter.restore()
+
+
+def render_backdrop(width: int, height: int, colours: FaceColours, ratio: float) -> QPixmap:
+    """The avatar's static background, painted once per size and persona."""
+    pixmap = QPixmap(max(1, round(width * ratio)), max(1, round(height * ratio)))
+    pixmap.setDevicePixelRatio(ratio)
+    pixmap.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(pixmap)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    _background(painter, QRectF(0, 0, width, height), colours, FacePose())
+    painter.end()
+    return pixmap
 
 
 def _background(painter: QPainter, rect: QRectF, c: FaceColours, pose: FacePose) -> None:
