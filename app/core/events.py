@@ -27,14 +27,6 @@ class AssistantState(Enum):
     ERROR = "error"
 
 
-@dataclass(frozen=True)
-class AudioBlock:
-    """A block of mono float32 microphone audio at the pipeline rate (16 kHz)."""
-
-    samples: FloatAudio
-    start_sample: int
-
-
 # ---- listener (VAD + endpointing) --------------------------------------------------
 
 
@@ -228,7 +220,6 @@ class TurnCommitted:
     turn_id: int
     user_text: str
     heard_text: str
-    full_reply: str
 
 
 PipelineEvent = (

@@ -209,7 +209,7 @@ class TurnMachine:
         commands: list[Command] = []
         if user_text is not None:
             self.conversation.commit(user_text, event.heard_text)
-            commands.append(Publish(TurnCommitted(event.turn_id, user_text, event.heard_text, "")))
+            commands.append(Publish(TurnCommitted(event.turn_id, user_text, event.heard_text)))
         if self._active and self._active.turn_id == event.turn_id and self._active.confirmed:
             self._active = None
             commands += self._settle(event.at)
