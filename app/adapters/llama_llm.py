@@ -127,6 +127,49 @@ class _StopFilter:
         return out
 
 
+def _partial_suffix(text: str, marker: str) -> int:
+    """Length of the longest end of ``text`` that could be the start of ``marker``."""
+    for k in range(min(len(marker) - 1, len(text)), 0, -1):
+        if text.endswith(marker[:k]):
+            return k
+    return 0
+
+
+class _ThoughtFilter:
+    """Drops a Gemma 4 thought block (``<|channel>...<channel|>``) should the model write
+    one although thinking is off: its markers are plain text to the tokenizer, and a
+    reasoning trace must never be spoken."""
+
+    OPEN, CLOSE = "<|channel>", "<channel|>"
+
+    def __init__(self) -> None:
+        self._pending = ""
+        self._inside = False
+
+    def feed(self, text: str) -> str:
+        self._pending += text
+        out: list[str] = []
+        while True:
+            marker = self.CLOSE if self._inside else self.OPEN
+            at = self._pending.find(marker)
+            if at < 0:
+                break
+            if not self._inside:
+                out.append(self._pending[:at])
+            self._pending = self._pending[at + len(marker) :]
+            self._inside = not self._inside
+        keep = _partial_suffix(self._pending, self.CLOSE if self._inside else self.OPEN)
+        if not self._inside:
+            out.append(self._pending[: len(self._pending) - keep])
+        self._pending = self._pending[len(self._pending) - keep :] if keep else ""
+        return "".join(out)
+
+    def flush(self) -> str:
+        out = "" if self._inside else self._pending
+        self._pending = ""
+        return out
+
+
 class LlamaLanguageModel:
     """Streams chat replies from a GGUF model, reusing the KV cache across turns."""
 
@@ -356,6 +399,7 @@ class LlamaLanguageModel:
         gen: Any = None
         utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
         stop = _StopFilter(self.stop_strings)
+        thought = _ThoughtFilter()
         started = False
         try:
             for _ in range(self.max_tokens):
@@ -373,7 +417,9 @@ class LlamaLanguageModel:
                 as_text = model.detokenize([token], special=True).decode("utf-8", errors="ignore")
                 if as_text in self.stop_strings:
                     break
-                piece = stop.feed(utf8.decode(model.detokenize([token], special=False)))
+                piece = thought.feed(
+                    stop.feed(utf8.decode(model.detokenize([token], special=False)))
+                )
                 if not started:
                     piece = piece.lstrip()
                     started = bool(piece)
@@ -383,6 +429,7 @@ class LlamaLanguageModel:
                     return
             tail = stop.feed(utf8.decode(b"", final=True))
             tail += "" if stop.stopped else stop.flush()
+            tail = thought.feed(tail) + thought.flush()
             if not started:
                 tail = tail.lstrip()
             if tail:
