@@ -22,7 +22,7 @@ from app.personas.model import AvatarStyle
 from app.ui.face import FaceColours, FacePose, paint_face, render_backdrop
 
 FRAME_MS = 30
-CALM_FRAME_MS = 100
+CALM_FRAME_MS = 200
 """Frame interval while only breathing and eye drift move (see ``_calm``)."""
 ANIMATED_STATES = (AssistantState.LISTENING, AssistantState.THINKING, AssistantState.SPEAKING)
 BLINK_S = 0.14
