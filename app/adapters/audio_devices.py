@@ -39,7 +39,10 @@ from app.core.ports import PIPELINE_SAMPLE_RATE
 log = logging.getLogger(__name__)
 
 BLOCK_SECONDS = 0.02
-"""Callback block length: short enough for prompt barge-in, long enough for Python."""
+"""Output block length: playback stops within one block on barge-in."""
+CAPTURE_BLOCK_SECONDS = 0.032
+"""Input block length: one VAD frame (512 samples at 16 kHz), so every capture callback
+wakes the listener exactly once per frame it can use (fewer wake-ups when idle)."""
 
 
 class AudioDeviceError(RuntimeError):
@@ -294,7 +297,7 @@ class DeviceAudio:
         """Preallocated capture buffers, reused round robin. ``queue size + 2`` slots
         guarantee a slot is never rewritten while queued or being forwarded."""
         self.capture_rate = rate
-        self._block = max(1, int(rate * BLOCK_SECONDS))
+        self._block = max(1, int(rate * CAPTURE_BLOCK_SECONDS))
         count = self._queue.maxsize + 2
         self._slots = [(rate, np.zeros(self._block, dtype=np.float32)) for _ in range(count)]
         self._slot = 0
