@@ -78,6 +78,9 @@ class PipelineConfig:
     endpoint: EndpointConfig = field(default_factory=EndpointConfig)
     speculative: bool = True
     barge_in: bool = True
+    max_reply_sentences: int | None = 4
+    """Spoken replies stop after this many sentences (small models ramble for a minute);
+    the user can always ask it to go on."""
     mic_queue_blocks: int = 512
     """Blocks the microphone may run ahead of the listener before blocks are dropped."""
 
@@ -129,7 +132,12 @@ class VoicePipeline:
             self._bus.put_nowait, engines.tts, self.live, self.clock, self.playback
         )
         self.responder = Responder(
-            self._bus.put_nowait, engines.llm, self.live, self.clock, self.synthesizer.inbox
+            self._bus.put_nowait,
+            engines.llm,
+            self.live,
+            self.clock,
+            self.synthesizer.inbox,
+            self.config.max_reply_sentences,
         )
         self.transcriber = Transcriber(self._bus.put_nowait, engines.asr, self.live, self.clock)
         self._workers = [self.listener, self.transcriber, self.responder, self.synthesizer]

@@ -150,10 +150,12 @@ class Responder(Worker):
         live: LiveTurn,
         clock: Clock,
         synthesizer_inbox: queue.Queue[object],
+        max_sentences: int | None = None,
     ) -> None:
         super().__init__(publish)
         self.llm, self.live, self.clock = llm, live, clock
         self.synthesizer_inbox = synthesizer_inbox
+        self.max_sentences = max_sentences
 
     def handle(self, item: object) -> None:
         if isinstance(item, WarmJob):
@@ -185,12 +187,18 @@ class Responder(Worker):
         def cancelled() -> bool:
             return not self.live.is_live(turn_id)
 
+        def enough() -> bool:
+            return self.max_sentences is not None and chunks >= self.max_sentences
+
         try:
             for piece in self.llm.stream(item.messages, cancelled, report):
                 self.publish(TokenDelta(turn_id, piece, self.clock.now(), first=not reply))
                 reply.append(piece)
                 emit(gate.push(piece))
-            if not cancelled():
+                if enough():  # a spoken reply, not an essay: stop decoding here
+                    log.info("turn %d: reply capped at %d sentences", turn_id, chunks)
+                    break
+            if not cancelled() and not enough():
                 emit(gate.flush())
         finally:
             self.synthesizer_inbox.put(EndOfReply(turn_id))

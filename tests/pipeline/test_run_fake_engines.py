@@ -106,3 +106,16 @@ def test_out_of_character_sentences_are_never_spoken(persona: Persona) -> None:
     assert tts.texts and "Blue is lovely!" in tts.texts
     assert not any("AI" in text for text in tts.texts)
     assert "AI" not in turn.heard_text  # history holds only what was heard
+
+
+def test_a_rambling_reply_is_cut_after_four_sentences(persona: Persona) -> None:
+    tts = FakeSynthesizer(seconds_per_char=0.01)
+    ramble = " ".join(f"This is sentence number {n}." for n in range(1, 11))
+    engines = Engines(
+        FakeVoiceActivity(), FakeRecognizer(["Talk to me."]), FakeLanguageModel(ramble), tts
+    )
+    audio = np.concatenate([silence(0.5), voiced(0.8), silence(1.0)])
+    result = run_file(engines, persona, audio)
+    [turn] = result.turns
+    assert tts.texts == [f"This is sentence number {n}." for n in range(1, 5)]
+    assert turn.heard_text.endswith("number 4.")
