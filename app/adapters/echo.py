@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from app.adapters.errors import EngineLoadError
+from app.adapters.errors import EngineLoadError, first_line
 from app.core.events import FloatAudio
 
 SAMPLE_RATE = 16_000
@@ -94,7 +94,7 @@ class WebRtcEchoCanceller:
         except Exception as exc:  # ImportError, or the bundled native library failing
             raise EngineLoadError(
                 "echo cancellation needs the 'livekit' package (WebRTC audio processing), "
-                f"which could not be loaded: {_first_line(exc)}"
+                f"which could not be loaded: {first_line(exc)}"
             ) from exc
         self._rtc: Any = rtc
         self._delay_ms = delay_ms
@@ -109,7 +109,7 @@ class WebRtcEchoCanceller:
             self._apm: Any = self._new_apm()
         except Exception as exc:
             raise EngineLoadError(
-                f"WebRTC echo cancellation (livekit) could not start: {_first_line(exc)}"
+                f"WebRTC echo cancellation (livekit) could not start: {first_line(exc)}"
             ) from exc
         self._reset_buffers()
 
@@ -204,7 +204,3 @@ class WebRtcEchoCanceller:
         self._output = [rest]
         return np.ascontiguousarray(out, dtype=np.float32)
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

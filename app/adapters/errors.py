@@ -15,3 +15,9 @@ class EngineLoadError(RuntimeError):
 
     def __str__(self) -> str:
         return self.message
+
+
+def first_line(exc: BaseException) -> str:
+    """A library exception as one line for the user (its first line, or its type)."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from app.adapters.errors import EngineLoadError
+from app.adapters.errors import EngineLoadError, first_line
 from app.core.events import FloatAudio
 
 log = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ class KokoroSynthesizer:
             self._kokoro: Any = Kokoro(os.fspath(model_path), os.fspath(voices_path))
         except Exception as exc:
             raise EngineLoadError(
-                f"Kokoro model {model_path} could not be loaded: {_first_line(exc)}"
+                f"Kokoro model {model_path} could not be loaded: {first_line(exc)}"
             ) from exc
         voices = list(self._kokoro.get_voices())
         if voice not in voices:
@@ -90,12 +90,8 @@ class KokoroSynthesizer:
         except ValueError as exc:
             # Voice and speed are valid here, so this is text with nothing to say
             # (e.g. "\u266a"): silence, not a failed reply.
-            log.warning("Kokoro skipped %r: %s", text[:40], _first_line(exc))
+            log.warning("Kokoro skipped %r: %s", text[:40], first_line(exc))
             return np.zeros(0, dtype=np.float32)
         self.sample_rate = int(rate)
         return np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

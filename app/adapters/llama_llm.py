@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from app.adapters.errors import EngineLoadError
+from app.adapters.errors import EngineLoadError, first_line
 from app.core.ports import ChatMessage, PromptStats
 
 log = logging.getLogger(__name__)
@@ -208,7 +208,7 @@ class LlamaLanguageModel:
             self._llm: Any = llama_cpp.Llama(os.fspath(path), **kwargs)
         except Exception as exc:
             raise EngineLoadError(
-                f"language model {path} could not be loaded: {_first_line(exc)}"
+                f"language model {path} could not be loaded: {first_line(exc)}"
             ) from exc
         self.load_seconds = time.perf_counter() - started
         self.model_path = path
@@ -438,7 +438,3 @@ class LlamaLanguageModel:
             if gen is not None:
                 gen.close()
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from app.adapters.errors import EngineLoadError
+from app.adapters.errors import EngineLoadError, first_line
 from app.core.events import FloatAudio
 
 log = logging.getLogger(__name__)
@@ -58,7 +58,7 @@ class PiperSynthesizer:
             )
         except Exception as exc:
             raise EngineLoadError(
-                f"Piper voice {path} could not be loaded: {_first_line(exc)}"
+                f"Piper voice {path} could not be loaded: {first_line(exc)}"
             ) from exc
         config = self._voice.config
         self.sample_rate: int = int(config.sample_rate)
@@ -90,7 +90,3 @@ class PiperSynthesizer:
             return np.zeros(0, dtype=np.float32)
         return np.concatenate(parts)
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

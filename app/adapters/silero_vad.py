@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from app.adapters.errors import EngineLoadError
+from app.adapters.errors import EngineLoadError, first_line
 from app.core.events import FloatAudio
 
 FRAME_SIZE = 512
@@ -53,7 +53,7 @@ class SileroVad:
             )
         except Exception as exc:
             raise EngineLoadError(
-                f"VAD model {path} could not be loaded: {_first_line(exc)}"
+                f"VAD model {path} could not be loaded: {first_line(exc)}"
             ) from exc
         names = {i.name for i in self._session.get_inputs()}
         if names != {"input", "h", "c"}:
@@ -83,7 +83,3 @@ class SileroVad:
         )
         return float(np.asarray(prob).reshape(-1)[0])
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

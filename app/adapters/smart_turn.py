@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from app.adapters.errors import EngineLoadError
+from app.adapters.errors import EngineLoadError, first_line
 from app.core.events import FloatAudio
 
 SAMPLE_RATE = 16_000
@@ -82,7 +82,7 @@ class SmartTurnDetector:
             )
         except Exception as exc:
             raise EngineLoadError(
-                f"Smart Turn model {path} could not be loaded: {_first_line(exc)}"
+                f"Smart Turn model {path} could not be loaded: {first_line(exc)}"
             ) from exc
         inputs = self._session.get_inputs()
         expected = (_INPUT_NAME, [N_MELS, N_FRAMES])
@@ -124,7 +124,3 @@ def _last_window(audio: FloatAudio) -> np.ndarray[Any, np.dtype[np.float32]]:
         window[-samples.size :] = samples
     return window
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

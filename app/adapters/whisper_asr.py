@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from app.adapters.errors import EngineLoadError
+from app.adapters.errors import EngineLoadError, first_line
 from app.core.events import FloatAudio
 
 log = logging.getLogger(__name__)
@@ -88,7 +88,7 @@ class WhisperRecognizer:
             )
         except Exception as exc:
             raise EngineLoadError(
-                f"Whisper model in {path} could not be loaded: {_first_line(exc)}"
+                f"Whisper model in {path} could not be loaded: {first_line(exc)}"
             ) from exc
         # English-only checkpoints (*.en) must be told "en"; multilingual ones auto-detect
         # unless the user pinned a language.
@@ -118,7 +118,3 @@ class WhisperRecognizer:
         )
         return "".join(segment.text for segment in segments).strip()
 
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
