@@ -8,13 +8,13 @@ context the model never gets confident, so the context is part of the streaming 
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from app.adapters.errors import EngineLoadError, first_line
+from app.adapters.errors import EngineLoadError
+from app.adapters.onnx import cpu_session
 from app.core.events import FloatAudio
 
 FRAME_SIZE = 512
@@ -39,22 +39,7 @@ class SileroVad:
 
     def __init__(self, model_path: Path | None = None) -> None:
         path = Path(model_path) if model_path is not None else default_model_path()
-        if not path.is_file():
-            raise EngineLoadError(f"VAD model not found: {path}")
-        import onnxruntime as ort
-
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = 1
-        opts.inter_op_num_threads = 1
-        opts.log_severity_level = 4
-        try:
-            self._session: Any = ort.InferenceSession(
-                os.fspath(path), sess_options=opts, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:
-            raise EngineLoadError(
-                f"VAD model {path} could not be loaded: {first_line(exc)}"
-            ) from exc
+        self._session: Any = cpu_session(path, "VAD model")
         names = {i.name for i in self._session.get_inputs()}
         if names != {"input", "h", "c"}:
             raise EngineLoadError(
@@ -82,4 +67,3 @@ class SileroVad:
             None, {"input": self._input, "h": self._h, "c": self._c}
         )
         return float(np.asarray(prob).reshape(-1)[0])
-

@@ -20,13 +20,13 @@ numpy feature extractor, so neither transformers nor torch is needed.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from app.adapters.errors import EngineLoadError, first_line
+from app.adapters.errors import EngineLoadError
+from app.adapters.onnx import cpu_session
 from app.core.events import FloatAudio
 
 SAMPLE_RATE = 16_000
@@ -65,25 +65,9 @@ class SmartTurnDetector:
         if threads < 1:
             raise ValueError(f"threads must be at least 1, got {threads}")
         path = Path(model_path) if model_path is not None else embedded_model_path()
-        if not path.is_file():
-            raise EngineLoadError(f"Smart Turn model not found: {path}")
-        import onnxruntime as ort
         from faster_whisper.feature_extractor import FeatureExtractor
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        opts.log_severity_level = 4
-        try:
-            self._session: Any = ort.InferenceSession(
-                os.fspath(path), sess_options=opts, providers=["CPUExecutionProvider"]
-            )
-        except Exception as exc:
-            raise EngineLoadError(
-                f"Smart Turn model {path} could not be loaded: {first_line(exc)}"
-            ) from exc
+        self._session: Any = cpu_session(path, "Smart Turn model", threads)
         inputs = self._session.get_inputs()
         expected = (_INPUT_NAME, [N_MELS, N_FRAMES])
         if len(inputs) != 1 or (inputs[0].name, list(inputs[0].shape[1:])) != expected:
@@ -123,4 +107,3 @@ def _last_window(audio: FloatAudio) -> np.ndarray[Any, np.dtype[np.float32]]:
     if samples.size:
         window[-samples.size :] = samples
     return window
-
