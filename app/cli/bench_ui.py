@@ -58,19 +58,39 @@ _STALLS = re.compile(
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--launches", type=int, default=5, help="startup launches (default 5)")
     parser.add_argument("--fake-engines", action="store_true", help="scripted engines, no models")
-    parser.add_argument("--platform", choices=["xcb", "offscreen"], default="xcb",
-                        help="Qt platform: xcb on DISPLAY or a private Xvfb (default), "
-                             "or offscreen (no X server; not what a user sees)")
-    parser.add_argument("--no-live", action="store_true",
-                        help="skip the live launch (idle CPU, UI stall during a turn)")
-    parser.add_argument("--idle-seconds", type=float, default=10.0,
-                        help="silence over which idle CPU is measured (default 10)")
-    parser.add_argument("--settle-seconds", type=float, default=3.0,
-                        help="wait after the devices opened before measuring idle CPU")
-    parser.add_argument("--questions", type=int, default=1,
-                        help="spoken questions in the live launch (default 1)")
-    parser.add_argument("--timeout", type=float, default=300.0,
-                        help="seconds allowed for each launch's engines, and each reply")
+    parser.add_argument(
+        "--platform",
+        choices=["xcb", "offscreen"],
+        default="xcb",
+        help="Qt platform: xcb on DISPLAY or a private Xvfb (default), "
+        "or offscreen (no X server; not what a user sees)",
+    )
+    parser.add_argument(
+        "--no-live",
+        action="store_true",
+        help="skip the live launch (idle CPU, UI stall during a turn)",
+    )
+    parser.add_argument(
+        "--idle-seconds",
+        type=float,
+        default=10.0,
+        help="silence over which idle CPU is measured (default 10)",
+    )
+    parser.add_argument(
+        "--settle-seconds",
+        type=float,
+        default=3.0,
+        help="wait after the devices opened before measuring idle CPU",
+    )
+    parser.add_argument(
+        "--questions", type=int, default=1, help="spoken questions in the live launch (default 1)"
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=300.0,
+        help="seconds allowed for each launch's engines, and each reply",
+    )
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--json", type=Path, help="write the full report here")
 
@@ -94,7 +114,10 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _stop(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 20.0) -> int:
+def stop_process(
+    proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 20.0
+) -> int:
+    """Signal ``proc`` and wait; kill it if it does not end in time. Its exit code."""
     if proc.poll() is None:
         proc.send_signal(sig)
         try:
@@ -172,8 +195,9 @@ class _Environment:
                 self.display_note = f"xcb on DISPLAY {self.display}"
             else:
                 if shutil.which("Xvfb") is None:
-                    raise RuntimeError("no DISPLAY and no Xvfb: install xvfb or use "
-                                       "--platform offscreen")
+                    raise RuntimeError(
+                        "no DISPLAY and no Xvfb: install xvfb or use --platform offscreen"
+                    )
                 self._xvfb = _support().Xvfb()
                 self.display = self._xvfb.start()
                 self.display_note = f"xcb on a private Xvfb {self.display} (1280x800x24)"
@@ -191,10 +215,14 @@ class _Environment:
         return bool(self.pulse_env)
 
     def app_env(self, folder: Path, exit_when_ready: bool) -> dict[str, str]:
-        env = {**os.environ, **self.pulse_env, "QT_QPA_PLATFORM": self.platform,
-               "HANASU_CONFIG_DIR": str(folder / "config"),
-               "HANASU_DATA_DIR": str(folder / "data"),
-               "HANASU_LOG_DIR": str(folder / "log")}
+        env = {
+            **os.environ,
+            **self.pulse_env,
+            "QT_QPA_PLATFORM": self.platform,
+            "HANASU_CONFIG_DIR": str(folder / "config"),
+            "HANASU_DATA_DIR": str(folder / "data"),
+            "HANASU_LOG_DIR": str(folder / "log"),
+        }
         for name in ("HANASU_NO_AUDIO", "HANASU_EXIT_WHEN_READY"):
             env.pop(name, None)
         if self.display:
@@ -236,13 +264,17 @@ def startup_launch(env: _Environment, fake: bool, folder: Path, timeout: float) 
     log_path = folder / "stderr.log"
     with log_path.open("wb") as stderr:
         launched = time.time()
-        proc = subprocess.Popen(_app_command(fake, verbose=False), cwd=ROOT,
-                                env=env.app_env(folder, exit_when_ready=True),
-                                stdout=subprocess.DEVNULL, stderr=stderr)
+        proc = subprocess.Popen(
+            _app_command(fake, verbose=False),
+            cwd=ROOT,
+            env=env.app_env(folder, exit_when_ready=True),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
         try:
             code = proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            code = _stop(proc)
+            code = stop_process(proc)
     text = _read(log_path)
     row: dict[str, Any] = {"exit_code": code}
     stalls = parse_stalls(text)
@@ -270,8 +302,12 @@ def _since(start: float, moment: float | None) -> float | None:
 
 def _question_wav(folder: Path, index: int, text: str) -> Path:
     path = folder / f"q{index:02d}.wav"
-    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "140", "-w", str(path), text],
-                   check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        ["espeak-ng", "-v", "en-us", "-s", "140", "-w", str(path), text],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     return path
 
 
@@ -284,20 +320,26 @@ def live_launch(env: _Environment, args: argparse.Namespace, folder: Path) -> di
     result: dict[str, Any] = {}
     launched = time.monotonic()
     with log_path.open("wb") as stderr:
-        proc = subprocess.Popen(_app_command(args.fake_engines, verbose=True), cwd=ROOT,
-                                env=env.app_env(folder, exit_when_ready=False),
-                                stdout=subprocess.DEVNULL, stderr=stderr)
+        proc = subprocess.Popen(
+            _app_command(args.fake_engines, verbose=True),
+            cwd=ROOT,
+            env=env.app_env(folder, exit_when_ready=False),
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+        )
     try:
 
         def logged(pattern: str, count: int = 1) -> bool:
             if proc.poll() is not None:
-                raise RuntimeError(f"the app exited ({proc.returncode}):\n"
-                                   f"{_read(log_path)[-3000:]}")
+                raise RuntimeError(
+                    f"the app exited ({proc.returncode}):\n{_read(log_path)[-3000:]}"
+                )
             return len(re.findall(pattern, _read(log_path))) >= count
 
         if not _wait_until(lambda: logged(r"audio devices: Microphone"), args.timeout, 0.3):
-            raise RuntimeError(f"engines/devices not up after {args.timeout:.0f} s:\n"
-                               f"{_read(log_path)[-3000:]}")
+            raise RuntimeError(
+                f"engines/devices not up after {args.timeout:.0f} s:\n{_read(log_path)[-3000:]}"
+            )
         result["devices_open_s"] = round(time.monotonic() - launched, 3)
         time.sleep(args.settle_seconds)
         threads_before = _thread_cpu(proc.pid)
@@ -308,20 +350,33 @@ def live_launch(env: _Environment, args: argparse.Namespace, folder: Path) -> di
         wall = wall_after - wall_before
         result["idle_seconds"] = round(wall, 2)
         result["idle_cpu_percent"] = round(100.0 * (cpu_after - cpu_before) / wall, 2)
-        busiest = sorted(((threads_after[k] - threads_before.get(k, 0.0), k)
-                          for k in threads_after), reverse=True)[:6]
+        busiest = sorted(
+            ((threads_after[k] - threads_before.get(k, 0.0), k) for k in threads_after),
+            reverse=True,
+        )[:6]
         result["idle_cpu_by_thread_percent"] = {
-            name: round(100.0 * seconds / wall, 2) for seconds, name in busiest if seconds > 0}
+            name: round(100.0 * seconds / wall, 2) for seconds, name in busiest if seconds > 0
+        }
         turns = []
         for index in range(max(0, args.questions)):
             question = QUESTIONS[index % len(QUESTIONS)]
             wav = _question_wav(folder, index, question)
             asked = time.monotonic()
-            subprocess.run(["paplay", "-d", "micfeed", str(wav)], env=env.app_env(folder, False),
-                           check=True, capture_output=True, timeout=60)
+            subprocess.run(
+                ["paplay", "-d", "micfeed", str(wav)],
+                env=env.app_env(folder, False),
+                check=True,
+                capture_output=True,
+                timeout=60,
+            )
             heard = _wait_until(partial(logged, r"user heard", index + 1), args.timeout, 0.3)
-            turns.append({"question": question, "replied": heard,
-                          "reply_done_s": round(time.monotonic() - asked, 2)})
+            turns.append(
+                {
+                    "question": question,
+                    "replied": heard,
+                    "reply_done_s": round(time.monotonic() - asked, 2),
+                }
+            )
             if not heard:
                 break
             time.sleep(1.0)  # the tail of the reply and the return to idle
@@ -330,7 +385,7 @@ def live_launch(env: _Environment, args: argparse.Namespace, folder: Path) -> di
         result["error"] = str(exc)
     finally:
         stopped = time.monotonic()
-        result["exit_code"] = _stop(proc)
+        result["exit_code"] = stop_process(proc)
         result["exit_after_sigterm_s"] = round(time.monotonic() - stopped, 2)
     stalls = parse_stalls(_read(log_path))
     if stalls is not None:
@@ -350,11 +405,13 @@ def _values(rows: list[dict[str, Any]], key: str) -> list[float]:
     return [float(r[key]) for r in rows if isinstance(r.get(key), int | float)]
 
 
-def build_report(rows: list[dict[str, Any]], live: dict[str, Any], notes: dict[str, str],
-                 ) -> dict[str, Any]:
+def build_report(
+    rows: list[dict[str, Any]],
+    live: dict[str, Any],
+    notes: dict[str, str],
+) -> dict[str, Any]:
     report: dict[str, Any] = {"machine": machine_name(), **notes, "launches": rows}
-    for key in ("window_visible_s", "window_shown_s", "engines_ready_s",
-                "startup_max_ui_stall_ms"):
+    for key in ("window_visible_s", "window_shown_s", "engines_ready_s", "startup_max_ui_stall_ms"):
         values = _values(rows, key)
         if values:
             report[key] = summary(values)
@@ -366,7 +423,8 @@ def build_report(rows: list[dict[str, Any]], live: dict[str, Any], notes: dict[s
     if isinstance(live.get("max_ui_stall_during_turns_ms"), float) and live.get("turns"):
         replied = all(t["replied"] for t in live["turns"])
         targets["UI stall during turns < 50 ms"] = (
-            replied and live["max_ui_stall_during_turns_ms"] < TURN_STALL_TARGET_MS)
+            replied and live["max_ui_stall_during_turns_ms"] < TURN_STALL_TARGET_MS
+        )
     if isinstance(live.get("idle_cpu_percent"), float):
         targets["idle CPU < 5 % of one core"] = live["idle_cpu_percent"] < IDLE_CPU_TARGET_PERCENT
     report["targets"] = targets
@@ -395,17 +453,22 @@ def format_report(report: dict[str, Any]) -> str:
     ]
     for index, row in enumerate(report["launches"]):
         if "error" in row:
-            lines.append(f"  launch {index + 1} failed (exit {row['exit_code']}): "
-                         f"{row['error'].splitlines()[0]}")
+            lines.append(
+                f"  launch {index + 1} failed (exit {row['exit_code']}): "
+                f"{row['error'].splitlines()[0]}"
+            )
     live = report["live"]
     if "skipped" in live:
         lines.append(f"  live launch skipped: {live['skipped']}")
     else:
         if "idle_cpu_percent" in live:
-            threads = ", ".join(f"{k} {v:.1f}%" for k, v in
-                                live.get("idle_cpu_by_thread_percent", {}).items())
-            lines.append(f"  idle CPU while listening: {live['idle_cpu_percent']:.2f} % of one "
-                         f"core over {live['idle_seconds']:.1f} s ({threads})")
+            threads = ", ".join(
+                f"{k} {v:.1f}%" for k, v in live.get("idle_cpu_by_thread_percent", {}).items()
+            )
+            lines.append(
+                f"  idle CPU while listening: {live['idle_cpu_percent']:.2f} % of one "
+                f"core over {live['idle_seconds']:.1f} s ({threads})"
+            )
         for turn in live.get("turns", []):
             state = "reply played" if turn["replied"] else "NO REPLY"
             lines.append(f"  turn {turn['question']!r}: {state} after {turn['reply_done_s']} s")
@@ -414,11 +477,14 @@ def format_report(report: dict[str, Any]) -> str:
                 f"  max UI stall: during turns {live['max_ui_stall_during_turns_ms']:.1f} ms "
                 f"({live['turn_spans']} spans); after engines ready "
                 f"{live['max_ui_stall_after_ready_ms']:.1f} ms; whole run "
-                f"{live['max_ui_stall_ms']:.1f} ms")
+                f"{live['max_ui_stall_ms']:.1f} ms"
+            )
         if "error" in live:
             lines.append(f"  live launch error: {live['error'][:1500]}")
-        lines.append(f"  live app exit code {live.get('exit_code')} "
-                     f"{live.get('exit_after_sigterm_s')} s after SIGTERM")
+        lines.append(
+            f"  live app exit code {live.get('exit_code')} "
+            f"{live.get('exit_after_sigterm_s')} s after SIGTERM"
+        )
     for name, ok in report["targets"].items():
         lines.append(f"  target {name}: {'PASS' if ok else 'MISS'}")
     return "\n".join(lines)
@@ -438,9 +504,12 @@ def main(args: argparse.Namespace) -> int:
                 rows.append(row)
                 visible = row.get("window_visible_s")
                 ready = row.get("engines_ready_s")
-                print(f"launch {index + 1}: window visible "
-                      f"{'?' if visible is None else f'{visible:.3f}'} s, engines ready "
-                      f"{'?' if ready is None else f'{ready:.2f}'} s", flush=True)
+                print(
+                    f"launch {index + 1}: window visible "
+                    f"{'?' if visible is None else f'{visible:.3f}'} s, engines ready "
+                    f"{'?' if ready is None else f'{ready:.2f}'} s",
+                    flush=True,
+                )
             if not args.no_live:
                 folder = Path(tmp) / "live"
                 folder.mkdir()
@@ -448,8 +517,7 @@ def main(args: argparse.Namespace) -> int:
     finally:
         env.stop()
     engines = "fake" if args.fake_engines else "real (default models; fresh config/data/log dirs)"
-    notes = {"engines": engines,
-             "display": env.display_note, "audio": env.audio_note}
+    notes = {"engines": engines, "display": env.display_note, "audio": env.audio_note}
     report = build_report(rows, live, notes)
     print(format_report(report), flush=True)
     if args.json:

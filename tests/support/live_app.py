@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from app.cli.bench_ui import stop_process  # one helper for the benchmark and the tests
+
 ROOT = Path(__file__).resolve().parents[2]
 PULSE_SH = ROOT / "tests" / "support" / "pulse.sh"
 
@@ -60,13 +62,19 @@ class Pulse:
 
     def start(self) -> dict[str, str]:
         env = {**os.environ, "HANASU_PULSE_DIR": str(self.runtime_dir)}
-        done = subprocess.run(["bash", str(PULSE_SH)], env=env, capture_output=True,
-                              text=True, timeout=60, check=False)
+        done = subprocess.run(
+            ["bash", str(PULSE_SH)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         if done.returncode != 0:
             raise RuntimeError(f"pulse.sh failed ({done.returncode}): {done.stderr}")
         for line in done.stdout.splitlines():
             if line.startswith("export ") and "=" in line:
-                key, value = line[len("export "):].split("=", 1)
+                key, value = line[len("export ") :].split("=", 1)
                 self.env[key] = value
         if "PULSE_SERVER" not in self.env:
             raise RuntimeError(f"pulse.sh printed no PULSE_SERVER: {done.stdout!r}")
@@ -77,8 +85,13 @@ class Pulse:
 
     def stop(self) -> None:
         if self.env:
-            subprocess.run(["pactl", "exit"], env=self.child_env(), capture_output=True,
-                           timeout=15, check=False)
+            subprocess.run(
+                ["pactl", "exit"],
+                env=self.child_env(),
+                capture_output=True,
+                timeout=15,
+                check=False,
+            )
         shutil.rmtree(self.runtime_dir, ignore_errors=True)
 
 
@@ -99,9 +112,19 @@ class Xvfb:
         try:
             # -displayfd: Xvfb picks a free display number and writes it to the pipe.
             self.proc = subprocess.Popen(
-                ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x800x24",
-                 "-nolisten", "tcp"],
-                pass_fds=(write_fd,), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                [
+                    "Xvfb",
+                    "-displayfd",
+                    str(write_fd),
+                    "-screen",
+                    "0",
+                    "1280x800x24",
+                    "-nolisten",
+                    "tcp",
+                ],
+                pass_fds=(write_fd,),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
         finally:
             os.close(write_fd)
@@ -122,19 +145,6 @@ class Xvfb:
 # ---- processes ----------------------------------------------------------------------------
 
 
-def stop_process(proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM,
-                 timeout: float = 10.0) -> int | None:
-    """Signal ``proc`` and wait; kill it if it does not end in time. Its exit code."""
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-    return proc.returncode
-
-
 # ---- the speaker recording -------------------------------------------------------------
 
 
@@ -146,9 +156,18 @@ class SpeakerRecording:
         self.path = path
         self._out = path.open("wb")
         self.proc: subprocess.Popen[bytes] = subprocess.Popen(
-            ["parec", "-d", "spk.monitor", "--format=s16le", f"--rate={RATE}",
-             "--channels=1", "--latency-msec=20"],
-            stdout=self._out, stderr=subprocess.DEVNULL, env=env,
+            [
+                "parec",
+                "-d",
+                "spk.monitor",
+                "--format=s16le",
+                f"--rate={RATE}",
+                "--channels=1",
+                "--latency-msec=20",
+            ],
+            stdout=self._out,
+            stderr=subprocess.DEVNULL,
+            env=env,
         )
 
     def samples(self) -> np.ndarray:
