@@ -23,14 +23,14 @@ from pathlib import Path
 import numpy as np
 
 from app.adapters.file_audio import read_audio, write_audio
-from app.cli.run import run_file
+from app.cli.run import load_persona_and_engines, run_file
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import Engines, PipelineConfig
 from app.core.ports import PIPELINE_SAMPLE_RATE
 from app.core.sentences import speakable_text
-from app.engines import EngineChoice, build_engines, build_turn_detector, warm_engines
-from app.personas import Persona, load_personas
+from app.engines import build_turn_detector
+from app.personas import Persona
 
 QUESTIONS = [
     "What is your name?",
@@ -172,17 +172,7 @@ def machine_name() -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    personas = load_personas()
-    persona = personas.get(args.persona) if args.persona else personas.default
-    choice = EngineChoice(
-        fake=args.fake_engines,
-        llm=args.llm,
-        asr=args.asr,
-        tts=args.tts,
-        n_gpu_layers=args.n_gpu_layers,
-    )
-    engines = build_engines(choice)
-    warm_engines(engines, persona.full_system_prompt())
+    persona, engines = load_persona_and_engines(args)
     with tempfile.TemporaryDirectory() as tmp:
         paths = (
             sorted(args.wavs.glob("*.wav")) if args.wavs else speak_questions(Path(tmp), args.count)

@@ -68,6 +68,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--asr", type=Path, help="faster-whisper model folder to use")
     parser.add_argument("--tts", type=Path, help="TTS model file to use")
     parser.add_argument(
+        "--n-gpu-layers", type=int, default=None, help="LLM layers on the GPU (default: auto)"
+    )
+    parser.add_argument(
         "--no-speculative",
         action="store_true",
         help="wait for the end of turn before starting ASR (baseline)",
@@ -180,13 +183,25 @@ def timeline_json(result: RunResult, input_path: Path) -> dict[str, object]:
     }
 
 
-def main(args: argparse.Namespace) -> int:
-    audio = read_audio(args.input)
+def load_persona_and_engines(args: argparse.Namespace) -> tuple[Persona, Engines]:
+    """The persona and warmed engines the command-line options ask for (run and bench)."""
     personas = load_personas()
     persona = personas.get(args.persona) if args.persona else personas.default
-    choice = EngineChoice(fake=args.fake_engines, llm=args.llm, asr=args.asr, tts=args.tts)
+    choice = EngineChoice(
+        fake=args.fake_engines,
+        llm=args.llm,
+        asr=args.asr,
+        tts=args.tts,
+        n_gpu_layers=args.n_gpu_layers,
+    )
     engines = build_engines(choice)
     warm_engines(engines, persona.full_system_prompt())
+    return persona, engines
+
+
+def main(args: argparse.Namespace) -> int:
+    audio = read_audio(args.input)
+    persona, engines = load_persona_and_engines(args)
     config = PipelineConfig(speculative=not args.no_speculative)
     room = RoomSimulation(args.echo_room / 1000, args.echo_gain) if args.echo_room else None
     use_aec = args.aec if args.aec is not None else room is not None
