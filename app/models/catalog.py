@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import logging
 import re
-import tomllib
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -16,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from app.models.errors import ModelError
 from app.models.paths import bundle_root, repo_root
+from app.storage.safe_read import MIB, UserFileError, load_toml
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +27,8 @@ PRODUCTION = "production"
 EMBEDDED = "embedded"
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
+MAX_MANIFEST_BYTES = 1 * MIB
+MAX_MANIFEST_DEPTH = 8
 
 
 class ModelFile(BaseModel):
@@ -74,6 +76,12 @@ class ModelEntry(BaseModel):
             raise ValueError(f"{self.source} entry needs {', '.join(missing)}")
         if self.source == "url" and not self.base_url and any(f.url is None for f in self.files):
             raise ValueError("url entry needs base_url or a url per file")
+        if self.source == "url":
+            # a plain URL has no other source of truth: without these, any bytes of the
+            # right length (all zeros, say) would be accepted as the model
+            for file in self.files:
+                if file.size is None or not file.sha256:
+                    raise ValueError(f"url entry file {file.name} needs a size and a sha256")
         return self
 
     @property
@@ -157,6 +165,9 @@ def parse_catalog(data: dict[str, Any]) -> Catalog:
             continue
         if not isinstance(variants, dict):
             raise ModelError(f"model manifest: [{role}] must be a table of variants")
+        for name, fields in variants.items():
+            if not isinstance(fields, dict):
+                raise ModelError(f"model manifest: [{role}.{name}] must be a table")
         roles[role] = {
             name: {**fields, "role": role, "variant": name} for name, fields in variants.items()
         }
@@ -173,11 +184,10 @@ def load_catalog(path: Path | None = None) -> Catalog:
     if path is None:
         path = next((p for p in manifest_candidates() if p.is_file()), default_manifest_path())
     log.debug("loading model manifest %s", path)
+    if not path.exists():
+        raise ModelError(f"model manifest not found: {path}")
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError as exc:
-        raise ModelError(f"model manifest not found: {path}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ModelError(f"model manifest {path} is not valid TOML: {exc}") from exc
+        data = load_toml(path, max_bytes=MAX_MANIFEST_BYTES, max_depth=MAX_MANIFEST_DEPTH)
+    except UserFileError as exc:
+        raise ModelError(f"model manifest {path} cannot be used: {exc}") from exc
     return parse_catalog(data)

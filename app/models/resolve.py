@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from app.models.catalog import EMBEDDED, Catalog, ModelEntry, Role, load_catalog
-from app.models.checks import check_entry, check_explicit, download_hint, label
+from app.models.checks import check_entry, check_explicit, check_hashes, download_hint, label
 from app.models.errors import ModelError
 from app.models.paths import package_dir, repo_models_dir, user_models_dir
 
@@ -78,11 +78,13 @@ def resolve(
     catalog: Catalog | None = None,
     models_dir: Path | None = None,
     data_dir: Path | None = None,
+    verify_hashes: bool = True,
 ) -> ResolvedModel:
     """Return the model `role` should load, or raise ModelError with a one-line reason.
 
     prefer="production" refuses the embedded fallback; prefer="embedded" skips downloaded models.
-    `models_dir` / `data_dir` override the searched folders (tests, settings).
+    `models_dir` / `data_dir` override the searched folders (tests, settings). A downloaded
+    model is hashed before its first use (``verify_hashes``; listings turn it off).
     """
     if explicit is not None:
         path = explicit.expanduser()
@@ -94,6 +96,8 @@ def resolve(
                 if is_present(entry, base):
                     root = entry_root(entry, base)
                     size = check_entry(entry, root)
+                    if verify_hashes:
+                        check_hashes(entry, root)
                     log.info("%s model: %s (%s)", role, root / entry.main, kind)
                     return ResolvedModel(role, root / entry.main, kind, entry, size)
         if prefer == "production":

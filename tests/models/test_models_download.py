@@ -134,7 +134,7 @@ def test_plain_url_entry_with_injected_metadata(fake_hub: FakeHub, tmp_path: Pat
 def test_verify_reports_damage(hub: FakeHub, tmp_path: Path) -> None:
     path = download(_entry(), dest_dir=tmp_path, endpoint=hub.url)
     path.write_bytes(b"GGUF" + DATA[4:-1] + b"\0")
-    assert [c.state for c in verify(_entry(), root=path.parent)] == ["checksum-mismatch"]
+    assert [c.state for c in verify(_entry(), root=path.parent)] == ["hash-mismatch"]
     path.unlink()
     assert [c.state for c in verify(_entry(), root=path.parent)] == ["missing"]
 
