@@ -12,7 +12,6 @@ from pathlib import Path
 from pydantic import ValidationError
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
-    QAbstractSpinBox,
     QCheckBox,
     QComboBox,
     QDialog,
@@ -73,6 +72,10 @@ class _PathRow(QWidget):
         return self.edit.text().strip() or None
 
 
+RESTART_HINT = ("Saving restarts the voice engines and the audio devices with the new settings: "
+                "a few seconds without listening, and the conversation starts over.")
+
+
 class SettingsDialog(QDialog):
     def __init__(
         self, settings: Settings, parent: QWidget | None = None, load_devices: bool = True
@@ -92,12 +95,14 @@ class SettingsDialog(QDialog):
         self.error.setStyleSheet("color: #ff5d6c;")
         self.error.hide()
         layout.addWidget(self.error)
-        for spin in self.findChildren(QAbstractSpinBox):
-            # the dark stylesheet hides the arrow glyphs; typing and the wheel still work
-            spin.setButtonSymbols(QAbstractSpinBox.ButtonSymbols.NoButtons)
+        self.restart_hint = QLabel(RESTART_HINT)
+        self.restart_hint.setObjectName("subtitle")
+        self.restart_hint.setWordWrap(True)
+        layout.addWidget(self.restart_hint)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
         apply = buttons.addButton("Save and restart", QDialogButtonBox.ButtonRole.AcceptRole)
         apply.setObjectName("primary")
+        apply.setToolTip(RESTART_HINT)
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)

@@ -5,6 +5,8 @@ from __future__ import annotations
 from PySide6.QtGui import QColor, QPalette
 from PySide6.QtWidgets import QApplication
 
+from app.paths import assets_dir
+
 BG = "#12141c"
 CARD = "#1b1e2a"
 CARD_HI = "#242838"
@@ -52,6 +54,15 @@ QMenu::item {{ padding: 6px 18px; border-radius: 6px; }}
 QMenu::item:selected {{ background: {CARD_HI}; }}
 QComboBox, QSpinBox, QDoubleSpinBox, QLineEdit {{ background: {CARD_HI};
     border: 1px solid {BORDER}; border-radius: 8px; padding: 5px 8px; }}
+QAbstractSpinBox {{ padding-right: 24px; }}
+QComboBox::drop-down {{ subcontrol-origin: padding; subcontrol-position: center right;
+    width: 24px; border: none; }}
+QAbstractSpinBox::up-button, QAbstractSpinBox::down-button {{ subcontrol-origin: border;
+    width: 20px; border: none; background: transparent; }}
+QAbstractSpinBox::up-button {{ subcontrol-position: top right; }}
+QAbstractSpinBox::down-button {{ subcontrol-position: bottom right; }}
+QAbstractSpinBox::up-button:hover, QAbstractSpinBox::down-button:hover {{
+    background: {BORDER}; border-radius: 4px; }}
 QProgressBar {{ background: {CARD_HI}; border: none; border-radius: 4px; height: 8px;
     text-align: center; color: transparent; }}
 QProgressBar::chunk {{ background: {ACCENT}; border-radius: 4px; }}
@@ -60,6 +71,25 @@ QSlider::handle:horizontal {{ background: {ACCENT}; width: 16px; margin: -5px 0;
     border-radius: 8px; }}
 QToolTip {{ background: {CARD}; color: {TEXT}; border: 1px solid {BORDER}; }}
 """
+
+
+def _spin_arrows() -> str:
+    """Arrow images for spin and combo boxes. A styled spin box loses Fusion's arrows, and hiding the
+    buttons instead (``NoButtons``) makes Qt shrink the text field to one pixel, so the value
+    disappears: we keep the buttons and draw them from two small SVGs."""
+    icons = assets_dir() / "icons"
+    rules = [("QAbstractSpinBox::up-arrow", "up"), ("QAbstractSpinBox::down-arrow", "down"),
+             ("QComboBox::down-arrow", "down")]
+    return "".join(
+        f"{selector} {{ image: url({(icons / f'spin-{kind}.svg').as_posix()});"
+        " width: 10px; height: 6px; }\n"
+        for selector, kind in rules
+    )
+
+
+def stylesheet() -> str:
+    """The whole app's stylesheet, with paths to the bundled arrow images filled in."""
+    return STYLESHEET + _spin_arrows()
 
 
 def apply_theme(app: QApplication) -> None:
@@ -77,4 +107,4 @@ def apply_theme(app: QApplication) -> None:
     palette.setColor(QPalette.ColorRole.HighlightedText, QColor("#0d0f18"))
     palette.setColor(QPalette.ColorRole.PlaceholderText, QColor(MUTED_TEXT))
     app.setPalette(palette)
-    app.setStyleSheet(STYLESHEET)
+    app.setStyleSheet(stylesheet())
