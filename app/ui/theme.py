@@ -74,9 +74,9 @@ QToolTip {{ background: {CARD}; color: {TEXT}; border: 1px solid {BORDER}; }}
 
 
 def _spin_arrows() -> str:
-    """Arrow images for spin and combo boxes. A styled spin box loses Fusion's arrows, and hiding the
-    buttons instead (``NoButtons``) makes Qt shrink the text field to one pixel, so the value
-    disappears: we keep the buttons and draw them from two small SVGs."""
+    """Arrow images for spin and combo boxes. A styled spin box loses Fusion's arrows, and
+    hiding the buttons instead (``NoButtons``) makes Qt shrink the text field to one pixel,
+    so the value disappears: we keep the buttons and draw them from two small SVGs."""
     icons = assets_dir() / "icons"
     rules = [("QAbstractSpinBox::up-arrow", "up"), ("QAbstractSpinBox::down-arrow", "down"),
              ("QComboBox::down-arrow", "down")]

@@ -1,4 +1,4 @@
-"""Every input in every dialog draws its value (or, when empty, a placeholder saying what goes there).
+"""Every input in every dialog draws its value (or, when empty, a placeholder for it).
 
 A screenshot test that only checks a PNG exists let the Settings spin boxes render empty for a
 release (their text field was one pixel wide). These tests render each input and count the
