@@ -1,28 +1,58 @@
 """Load personas from the bundled assets and the user's own folder.
 
-A malformed file never takes the app down: it is reported with its path and the
-reason, and the other personas still load.
+A malformed file never takes the app down: it is skipped, and the reason (with its
+path) lands in ``PersonaLibrary.problems`` so the window can show it; the other personas
+still load. Files are read through ``app.storage.safe_read`` (size- and depth-capped
+before parsing), so a hostile file cannot crash the parser either.
+
+The user's folder is ``user_data_dir()/personas`` (``~/.local/share/hanasu/personas`` on
+Linux). Earlier versions read ``user_config_dir()/personas``; that folder is still read,
+with a notice asking to move the files. A user persona with a built-in's id replaces the
+built-in, with a notice saying so (copying a built-in file and editing it is the way to
+customise one).
 """
 
 from __future__ import annotations
 
 import logging
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
-from app.paths import assets_dir
+from app.paths import assets_dir, user_config_dir, user_data_dir
 from app.personas.model import Persona
+from app.storage.safe_read import MIB, UserFileError, load_toml
 
 log = logging.getLogger(__name__)
+
+MAX_PERSONA_BYTES = 8 * MIB
+"""Large enough that an over-long prompt is reported as such (the model's limit), small
+enough to parse in well under a second."""
+MAX_PERSONA_DEPTH = 8
+"""A persona has two levels of tables; the rest is headroom."""
+MAX_PERSONA_FILES = 200
+"""Per folder; a folder with thousands of files is not a persona folder."""
+PERSONAS = "personas"
+
+
+def user_personas_dir() -> Path:
+    """The one documented folder for the user's own personas."""
+    return user_data_dir() / PERSONAS
+
+
+def legacy_personas_dir() -> Path:
+    """Where versions before 0.2 looked (still read, with a notice)."""
+    return user_config_dir() / PERSONAS
 
 
 @dataclass
 class PersonaLibrary:
     personas: list[Persona] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
+    """Skipped files, one line each with the path and the reason."""
+    notices: list[str] = field(default_factory=list)
+    """Things the user should know that are not errors (a replaced built-in, a moved folder)."""
 
     def get(self, persona_id: str) -> Persona:
         for persona in self.personas:
@@ -35,43 +65,87 @@ class PersonaLibrary:
     def default(self) -> Persona:
         return self.personas[0]
 
+    @property
+    def messages(self) -> list[str]:
+        """Problems then notices: everything the window's notice area should list."""
+        return [*self.problems, *self.notices]
+
 
 def _describe(error: ValidationError) -> str:
     first = error.errors()[0]
+    message = str(first["msg"])
+    if message.startswith("Value error, "):
+        return message.removeprefix("Value error, ")  # our own messages name the field
     where = ".".join(str(part) for part in first["loc"]) or "file"
-    return f"{where}: {first['msg']}"
+    return f"{where}: {message}"
 
 
 def load_persona_file(path: Path) -> Persona:
     """Parse one persona TOML; raises ValueError with a one-line reason."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read ({exc})") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: not valid TOML ({exc})") from exc
+        data = load_toml(path, max_bytes=MAX_PERSONA_BYTES, max_depth=MAX_PERSONA_DEPTH)
+    except UserFileError as exc:
+        raise ValueError(f"{path}: {exc}") from exc
     try:
         return Persona.model_validate(data)
     except ValidationError as exc:
         raise ValueError(f"{path}: {_describe(exc)}") from exc
 
 
+def _persona_files(folder: Path) -> list[Path]:
+    try:
+        files = sorted(folder.glob("*.toml"))
+    except OSError as exc:
+        log.warning("cannot list personas in %s: %s", folder, exc)
+        return []
+    return files[:MAX_PERSONA_FILES]
+
+
 def load_personas(*folders: Path) -> PersonaLibrary:
-    """Bundled personas first, then each folder's; a later file with the same id wins."""
+    """Bundled personas first, then each folder's; a later file with the same id wins,
+    with a notice (a user file replacing a built-in, or two user files with one id)."""
     library = PersonaLibrary()
-    by_id: dict[str, Persona] = {}
-    for folder in (assets_dir() / "personas", *folders):
+    by_id: dict[str, tuple[Persona, Path, bool]] = {}
+    bundled = assets_dir() / PERSONAS
+    for folder in (bundled, *folders):
         if not folder.is_dir():
             continue
-        for path in sorted(folder.glob("*.toml")):
+        for path in _persona_files(folder):
             try:
                 persona = load_persona_file(path)
             except ValueError as exc:
                 log.warning("skipping persona: %s", exc)
-                library.problems.append(str(exc))
+                library.problems.append(f"Skipped persona file {exc}")
                 continue
-            by_id[persona.id] = persona
-    library.personas = sorted(by_id.values(), key=lambda p: (p.order, p.name))
+            earlier = by_id.get(persona.id)
+            if earlier is not None:
+                _, earlier_path, earlier_bundled = earlier
+                if earlier_bundled:
+                    notice = (f"Your persona {persona.id!r} ({path}) replaces the built-in "
+                              f"persona {persona.id!r}.")
+                else:
+                    notice = (f"{path} and {earlier_path} both define persona "
+                              f"{persona.id!r}; using {path}.")
+                log.info("%s", notice)
+                library.notices.append(notice)
+            by_id[persona.id] = (persona, path, folder == bundled)
+    library.personas = sorted((p for p, _, _ in by_id.values()), key=lambda p: (p.order, p.name))
     if not library.personas:
         raise ValueError("no usable persona found in " + ", ".join(map(str, folders)))
+    return library
+
+
+def load_persona_library() -> PersonaLibrary:
+    """The bundled personas plus the user's (the app, ``run`` and ``bench`` all use this)."""
+    legacy, current = legacy_personas_dir(), user_personas_dir()
+    folders = [current]
+    moved = legacy != current and legacy.is_dir() and bool(_persona_files(legacy))
+    if moved:
+        folders.insert(0, legacy)  # the new folder wins over the old one
+    library = load_personas(*folders)
+    if moved:
+        library.notices.append(
+            f"Personas in {legacy} were loaded, but that folder is deprecated: "
+            f"move them to {current}."
+        )
     return library

@@ -8,6 +8,21 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 _COLOUR = re.compile(r"^#[0-9a-fA-F]{6}$")
 
+MAX_SYSTEM_PROMPT_CHARS = 32_000
+"""About 8k tokens: far more than any character sheet needs, and small enough that the
+prompt plus a conversation fits the LLM's context (a 5 MB prompt made llama.cpp fail
+with nothing but "llama_decode returned 1")."""
+MAX_GREETING_CHARS = 2_000
+MAX_SHORT_TEXT_CHARS = 200
+"""Voice ids, language codes, image paths."""
+
+
+def check_length(field: str, value: str, limit: int) -> str:
+    """Reject over-long free text with a message that names the field and both sizes."""
+    if len(value) > limit:
+        raise ValueError(f"{field} is {len(value):,} characters; the limit is {limit:,}")
+    return value
+
 CHARACTER_RULES = (
     "You are speaking out loud in a live voice conversation. "
     "Answer in one or two short, natural spoken sentences. "
@@ -26,7 +41,7 @@ class AvatarStyle(BaseModel):
     hair: str = "#3b2a20"
     accent: str = "#6c8cff"
     background: str = "#1d2233"
-    image: str | None = None
+    image: str | None = Field(default=None, max_length=MAX_SHORT_TEXT_CHARS)
 
     @field_validator("skin", "hair", "accent", "background")
     @classmethod
@@ -41,7 +56,7 @@ class VoiceChoice(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kokoro: str = "af_heart"
+    kokoro: str = Field(default="af_heart", max_length=MAX_SHORT_TEXT_CHARS)
     piper_speaker: int | None = None
     speed: float = Field(default=1.0, ge=0.5, le=2.0)
 
@@ -54,11 +69,21 @@ class Persona(BaseModel):
     description: str = Field(default="", max_length=120)
     system_prompt: str = Field(min_length=1)
     greeting: str = ""
-    language: str = "en"
+    language: str = Field(default="en", max_length=MAX_SHORT_TEXT_CHARS)
     order: int = 100
     """Position in the sidebar; the lowest is the default persona."""
     voice: VoiceChoice = VoiceChoice()
     avatar: AvatarStyle = AvatarStyle()
+
+    @field_validator("system_prompt")
+    @classmethod
+    def _prompt_size(cls, value: str) -> str:
+        return check_length("system_prompt", value, MAX_SYSTEM_PROMPT_CHARS)
+
+    @field_validator("greeting")
+    @classmethod
+    def _greeting_size(cls, value: str) -> str:
+        return check_length("greeting", value, MAX_GREETING_CHARS)
 
     def full_system_prompt(self) -> str:
         """The persona's prompt plus the rules that keep every persona speakable."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.paths import user_config_dir
+from app.storage.safe_read import UnreadableFileError, UserFileError, parse_json, read_text
 
 if TYPE_CHECKING:
     from app.core.endpointing import EndpointConfig
@@ -30,6 +31,10 @@ log = logging.getLogger(__name__)
 
 CURRENT_VERSION = 1
 SETTINGS_FILE = "settings.json"
+MAX_SETTINGS_BYTES = 256 * 1024
+"""A real settings file is about 1 kB; anything this big is not ours."""
+MAX_SETTINGS_DEPTH = 8
+"""Settings are a flat object; a little room for future nested groups."""
 
 _MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """``_MIGRATIONS[n]`` turns a version-``n`` dict into a version-``n + 1`` dict."""
@@ -98,27 +103,44 @@ def settings_path() -> Path:
 
 def load_settings(path: Path | None = None) -> Settings:
     """The stored settings, or defaults when there are none or they cannot be used."""
+    return load_settings_with_notice(path)[0]
+
+
+def load_settings_with_notice(path: Path | None = None) -> tuple[Settings, str]:
+    """The settings, and a one-line notice for the user when the file could not be used
+    (empty when all is well). A file that is unusable (too big, nested too deep, not JSON,
+    invalid values) is moved aside to ``settings.json.bad`` first, so the next launch starts
+    clean and nothing the user wrote is lost."""
     path = path or settings_path()
+    if not path.exists():
+        return Settings(), ""
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return Settings()
-    except OSError as exc:
-        log.warning("cannot read settings %s (%s); using defaults", path, exc.strerror or exc)
-        return Settings()
+        raw = read_text(path, max_bytes=MAX_SETTINGS_BYTES)
+    except UnreadableFileError as exc:
+        notice = f"Could not read the settings file {path} ({exc}); using defaults."
+        log.warning("%s", notice)
+        return Settings(), notice
+    except UserFileError as exc:
+        return Settings(), _set_aside(path, str(exc))
     try:
-        data = json.loads(raw.decode("utf-8"))
+        data = parse_json(raw, max_depth=MAX_SETTINGS_DEPTH)
         if not isinstance(data, dict):
-            raise ValueError("settings file does not hold a JSON object")
-        return Settings.model_validate(migrate(data))
+            raise ValueError("it does not hold a JSON object")
+        return Settings.model_validate(migrate(data)), ""
     except (ValueError, ValidationError, KeyError, TypeError) as exc:
-        # JSONDecodeError and UnicodeDecodeError are ValueErrors too.
-        kept = _keep_bad_file(path)
-        reason = _one_line(exc)
-        log.warning(
-            "settings %s are invalid (%s); using defaults, kept the file as %s", path, reason, kept
-        )
-        return Settings()
+        # UserFileError, JSONDecodeError and UnicodeDecodeError are ValueErrors too.
+        return Settings(), _set_aside(path, _one_line(exc))
+
+
+def _set_aside(path: Path, reason: str) -> str:
+    """Move an unusable settings file aside; the one-line notice that says where and why."""
+    kept = _keep_bad_file(path)
+    log.warning("settings %s are invalid (%s); using defaults, kept the file as %s",
+                path, reason, kept)
+    if kept is None:
+        return f"The settings file {path} could not be used ({reason}); using defaults."
+    return (f"The settings file could not be used ({reason}); settings were reset to "
+            f"defaults and the old file was kept as {kept}.")
 
 
 def save_settings(settings: Settings, path: Path | None = None) -> None:
