@@ -33,7 +33,7 @@ from app.engines import (
     build_turn_detector,
     warm_engines,
 )
-from app.personas import Persona, load_personas
+from app.personas import Persona, load_persona_library
 
 log = logging.getLogger(__name__)
 
@@ -185,7 +185,9 @@ def timeline_json(result: RunResult, input_path: Path) -> dict[str, object]:
 
 def load_persona_and_engines(args: argparse.Namespace) -> tuple[Persona, Engines]:
     """The persona and warmed engines the command-line options ask for (run and bench)."""
-    personas = load_personas()
+    personas = load_persona_library()  # bundled + the user folder, as in the app
+    for message in personas.messages:
+        log.warning("%s", message)
     persona = personas.get(args.persona) if args.persona else personas.default
     choice = EngineChoice(
         fake=args.fake_engines,
