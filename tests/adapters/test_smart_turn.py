@@ -1,8 +1,8 @@
 """Smart Turn v3.2 end-of-turn detector on the real model from the ``pipecat-ai`` wheel.
 
 The wheel is installed without its dependencies (``pip install --no-deps pipecat-ai==1.14.0``);
-the adapter finds the ONNX file without importing pipecat. Tests that load the model skip
-with that install line when the wheel is absent.
+the adapter finds the ONNX file without importing pipecat. Tests that load the model fail
+with that install line when the wheel is absent (never skip: that would hide it).
 
 Speech for the quality checks comes from the embedded Piper voice: Smart Turn judges
 intonation as well as words, and espeak-ng's flat prosody makes it unreliable (it scores
@@ -29,6 +29,7 @@ from app.adapters.smart_turn import (
 )
 from app.core.events import FloatAudio
 from tests.adapters.conftest import espeak_speech
+from tests.support.system import require_embedded_models
 
 COMPLETE = [
     "What is the capital of France?",
@@ -46,17 +47,13 @@ INCOMPLETE = [
 MARGIN = 0.3
 
 
-def _have_model() -> bool:
-    try:
-        return embedded_model_path().is_file()
-    except EngineLoadError:
-        return False
+@pytest.fixture
+def _model_installed() -> None:
+    """Fail (never skip) with the install line when the pipecat-ai wheel is missing."""
+    require_embedded_models("pipecat")
 
 
-needs_model = pytest.mark.skipif(
-    not _have_model(),
-    reason="Smart Turn model missing: pip install --no-deps pipecat-ai==1.14.0",
-)
+needs_model = pytest.mark.usefixtures("_model_installed")
 
 
 # --- no model needed -------------------------------------------------------------------

@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from app.cli import bench_ui
+from tests.support.system import require_tools
 
 
 def _run(tmp_path: Path, *argv: str) -> tuple[int, dict[str, Any]]:
@@ -55,9 +55,7 @@ def test_startup_launch_with_fake_engines(tmp_path: Path) -> None:
 def test_live_launch_with_fake_engines(tmp_path: Path) -> None:
     """Xvfb (or DISPLAY), a private PulseAudio, a spoken question: idle CPU and stalls."""
     tools = ["pulseaudio", "pactl", "paplay", "espeak-ng"]
-    missing = [t for t in tools if shutil.which(t) is None]
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)}")
+    require_tools(*tools)
     code, report = _run(tmp_path, "--fake-engines", "--launches", "1", "--idle-seconds", "3",
                         "--settle-seconds", "1", "--timeout", "120")
     live = report["live"]

@@ -26,12 +26,12 @@ from tests.support.live_app import (
     SpeakerRecording,
     Xvfb,
     loud_seconds,
-    missing_tools,
     read_text,
     stop_process,
     trailing_silence_seconds,
     wait_until,
 )
+from tests.support.system import require_tools
 
 QUESTION = "What is your favourite colour?"
 SCREENSHOT = ROOT / "tests" / "ui" / "screenshots" / "live-app.png"
@@ -70,9 +70,7 @@ def test_spoken_question_gets_a_spoken_reply(tmp_path: Path) -> None:
     needed = ["pulseaudio", "pactl", "parec", "paplay", "espeak-ng", "sox", "import"]
     if not os.environ.get("DISPLAY"):
         needed.append("Xvfb")
-    missing = missing_tools(*needed)
-    if missing:
-        pytest.skip(f"needs {', '.join(missing)}")
+    require_tools(*needed)
     question = _question_wav(tmp_path)
     log_path = tmp_path / "app-stderr.log"
     pulse, xvfb = Pulse(), Xvfb()
