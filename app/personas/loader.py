@@ -119,7 +119,9 @@ def load_personas(*folders: Path) -> PersonaLibrary:
                 continue
             earlier = by_id.get(persona.id)
             if earlier is not None:
-                _, earlier_path, earlier_bundled = earlier
+                earlier_persona, earlier_path, earlier_bundled = earlier
+                if "order" not in persona.model_fields_set:  # keep its place in the sidebar
+                    persona = persona.model_copy(update={"order": earlier_persona.order})
                 if earlier_bundled:
                     notice = (f"Your persona {persona.id!r} ({path}) replaces the built-in "
                               f"persona {persona.id!r}.")

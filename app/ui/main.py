@@ -20,9 +20,8 @@ from PySide6.QtCore import QEvent, QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.core.events import AssistantState
-from app.paths import user_config_dir
-from app.personas.loader import load_personas
-from app.storage.settings import Settings, load_settings, save_settings
+from app.personas.loader import load_persona_library
+from app.storage.settings import Settings, load_settings_with_notice, save_settings
 from app.ui.session import Session
 from app.ui.theme import apply_theme
 from app.ui.tray import create_tray
@@ -39,6 +38,19 @@ def _exit_when_ready() -> bool:
     return os.environ.get("HANASU_EXIT_WHEN_READY") == "1"
 
 
+def create_window() -> MainWindow:
+    """Personas, settings and the window; what went wrong reading the user's files (a
+    skipped persona, a reset settings file) is shown in the window's notice area."""
+    library = load_persona_library()
+    for problem in library.problems:
+        log.warning("persona problem: %s", problem)
+    settings, settings_notice = load_settings_with_notice()
+    window = MainWindow(library, settings, save_settings=save_settings)
+    if settings_notice:
+        window.add_notice(settings_notice)
+    return window
+
+
 def run_app(fake_engines: bool = False) -> int:
     started = time.perf_counter()
     app = QApplication.instance() or QApplication(sys.argv)
@@ -46,11 +58,7 @@ def run_app(fake_engines: bool = False) -> int:
     app.setApplicationName("Hanasu")
     app.setApplicationDisplayName("Hanasu")
     apply_theme(app)
-    library = load_personas(user_config_dir() / "personas")
-    for problem in library.problems:
-        log.warning("persona problem: %s", problem)
-    settings = load_settings()
-    window = MainWindow(library, settings, save_settings=save_settings)
+    window = create_window()
     session = Session(window.bridge.post, fake=fake_engines, parent=window)
     tray = create_tray(window)
     window.show()

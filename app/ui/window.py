@@ -37,6 +37,7 @@ from app.ui.cards import Banner, ProgressCard, card, section_label
 from app.ui.heartbeat import StallMonitor
 from app.ui.hud import LatencyHud
 from app.ui.meter import LevelMeter
+from app.ui.notices import Notice, NoticeArea
 from app.ui.sidebar import PersonaSidebar
 from app.ui.transcript import TranscriptView
 
@@ -84,6 +85,7 @@ class MainWindow(QMainWindow):
         self.stall = StallMonitor(self)
         self.stall.start()
         self.setWindowIcon(icons.app_icon(self.persona.avatar))
+        self.notices = NoticeArea()
         self._build_ui()
         self._build_actions()
         self._connect_bridge()
@@ -92,6 +94,8 @@ class MainWindow(QMainWindow):
         self.hud.setVisible(settings.show_hud)
         self.hud_action.setChecked(settings.show_hud)
         self._set_muted_ui(settings.muted)
+        for message in library.messages:  # skipped persona files, replaced built-ins
+            self.add_notice(message)
 
     # ---- construction ----------------------------------------------------------------
 
@@ -122,6 +126,7 @@ class MainWindow(QMainWindow):
         self.banner = Banner()
         self.banner.action.connect(self._on_banner_action)
         main.addWidget(self.banner)
+        main.addWidget(self.notices.panel)
         self.progress = ProgressCard()
         self.progress.setVisible(False)
         main.addWidget(self.progress)
@@ -173,6 +178,7 @@ class MainWindow(QMainWindow):
         self.hud_button.setIconSize(QSize(18, 18))
         self.hud_button.setToolTip("Show latency (Ctrl+L)")
         header.addWidget(self.hud_button)
+        header.addWidget(self.notices.button)
         return header
 
     def _build_actions(self) -> None:
@@ -233,7 +239,14 @@ class MainWindow(QMainWindow):
         if not self.device_error:
             self.banner.hide()
         pipeline.set_muted(self.mute_action.isChecked())
+        for notice in getattr(pipeline.engines, "notices", ()):  # e.g. a voice fallback
+            self.add_notice(str(notice))
         self._refresh_avatar()
+
+    def add_notice(self, text: str) -> None:
+        """Something the user should know, shown quietly in the notice area (GUI thread;
+        other threads post a ``Notice`` to ``self.bridge``)."""
+        self.notices.add(text)
 
     def detach_pipeline(self) -> None:
         self.pipeline = None
@@ -330,7 +343,7 @@ class MainWindow(QMainWindow):
         """Keep the new settings and write them off the GUI thread (the write fsyncs)."""
         self.settings = settings
         if self._save is not None:
-            self._saver.submit(_save_quietly, self._save, settings)  # one writer, in order
+            self._saver.submit(_save_quietly, self._save, settings, self.bridge.post)
 
     # ---- pipeline events (GUI thread) --------------------------------------------------
 
@@ -393,6 +406,9 @@ class MainWindow(QMainWindow):
                                  f"{html.escape(message)}")
 
     def _on_other(self, item: object) -> None:
+        if isinstance(item, Notice):
+            self.add_notice(item.text)
+            return
         ok, message = getattr(item, "ok", None), getattr(item, "message", None)
         if isinstance(ok, bool) and isinstance(message, str):
             self.set_device_status(ok, message)
@@ -416,8 +432,11 @@ class MainWindow(QMainWindow):
         log.info("max UI stall %.1f ms", self.max_ui_stall_ms)
 
 
-def _save_quietly(save: SaveSettings, settings: Settings) -> None:
+def _save_quietly(save: SaveSettings, settings: Settings, post: Callable[[object], None]) -> None:
+    """Runs on the single writer thread (so saves stay in order); a failure is logged and
+    posted to the window's notice area."""
     try:
         save(settings)
     except Exception as exc:
         log.warning("could not save settings: %s", exc)
+        post(Notice(f"Your settings could not be saved: {exc}"))
