@@ -7,7 +7,6 @@ already sends one clause at a time, so ``synthesize`` simply joins the chunks.
 from __future__ import annotations
 
 import importlib.util
-import json
 import logging
 import os
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ import numpy as np
 
 from app.adapters.errors import EngineLoadError, first_line
 from app.core.events import FloatAudio
+from app.storage.safe_read import MIB, UserFileError, load_json
 
 log = logging.getLogger(__name__)
 
@@ -46,10 +46,11 @@ class PiperSynthesizer:
             raise EngineLoadError(f"Piper voice not found: {path}")
         if not config_path.is_file():
             raise EngineLoadError(f"Piper voice config not found: {config_path}")
-        try:
-            json.loads(config_path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            raise EngineLoadError(f"Piper voice config {config_path} is not valid JSON") from exc
+        try:  # capped before piper's own (recursive) json parser sees it
+            load_json(config_path, max_bytes=4 * MIB, max_depth=16)
+        except UserFileError as exc:
+            message = f"Piper voice config {config_path} cannot be used: {exc}"
+            raise EngineLoadError(message) from exc
         from piper import PiperVoice, SynthesisConfig
 
         try:
