@@ -114,7 +114,7 @@ def load_personas(*folders: Path) -> PersonaLibrary:
             try:
                 persona = load_persona_file(path)
             except ValueError as exc:
-                log.warning("skipping persona: %s", exc)
+                log.info("skipping persona: %s", exc)  # callers show library.problems
                 library.problems.append(f"Skipped persona file {exc}")
                 continue
             earlier = by_id.get(persona.id)
