@@ -9,13 +9,19 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from app.core.pipeline import Engines
-from app.core.ports import ChatMessage, EchoCanceller, SpeechSynthesizer, TurnDetector
+from app.core.ports import (
+    ChatMessage,
+    EchoCanceller,
+    LanguageModel,
+    SpeechSynthesizer,
+    TurnDetector,
+)
 
 log = logging.getLogger(__name__)
 
@@ -31,6 +37,10 @@ class EngineChoice:
     asr: Path | None = None
     tts: Path | None = None
     n_gpu_layers: int | None = None
+    llm_url: str | None = None
+    """An OpenAI-compatible server to use instead of a local model file ("" = none set)."""
+    llm_model: str | None = None
+    llm_api_key: str | None = field(default=None, repr=False)
     tts_voice: str | None = None
     tts_speed: float = 1.0
 
@@ -51,9 +61,8 @@ def build_engines(choice: EngineChoice, progress: Progress | None = None) -> Eng
             FakeVoiceActivity,
         )
 
-        return Engines(
-            FakeVoiceActivity(), FakeRecognizer(), FakeLanguageModel(), FakeSynthesizer()
-        )
+        fake_llm = _server_llm(choice) if choice.llm_url is not None else FakeLanguageModel()
+        return Engines(FakeVoiceActivity(), FakeRecognizer(), fake_llm, FakeSynthesizer())
 
     from app.adapters.llama_llm import LlamaLanguageModel
     from app.adapters.silero_vad import SileroVad
@@ -67,8 +76,12 @@ def build_engines(choice: EngineChoice, progress: Progress | None = None) -> Eng
     asr_model = resolve("asr", explicit=choice.asr)
     asr = WhisperRecognizer(asr_model.path)
     _note(progress, "Loading language model")
-    llm_model = resolve("llm", explicit=choice.llm)
-    llm = LlamaLanguageModel(llm_model.path, n_gpu_layers=choice.n_gpu_layers)
+    llm: LanguageModel
+    if choice.llm_url is not None:
+        llm = _server_llm(choice)
+    else:
+        llm_model = resolve("llm", explicit=choice.llm)
+        llm = LlamaLanguageModel(llm_model.path, n_gpu_layers=choice.n_gpu_layers)
     _note(progress, "Loading voice")
     tts = _voice(choice, progress)
     _note(progress, f"Engines ready in {time.perf_counter() - started:.1f} s")
@@ -91,6 +104,13 @@ def _voice(choice: EngineChoice, progress: Progress | None) -> SpeechSynthesizer
 
         _note(progress, f"Voice unavailable ({exc}); using the eSpeak fallback voice")
         return EspeakSynthesizer()
+
+
+def _server_llm(choice: EngineChoice) -> LanguageModel:
+    """The language model on an OpenAI-compatible server (connects on first use)."""
+    from app.adapters.openai_llm import OpenAILanguageModel
+
+    return OpenAILanguageModel(choice.llm_url or "", choice.llm_model, choice.llm_api_key)
 
 
 def _synthesizer(path: Path, choice: EngineChoice) -> SpeechSynthesizer:

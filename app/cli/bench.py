@@ -18,16 +18,19 @@ import statistics
 import subprocess
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 
 from app.adapters.file_audio import read_audio, write_audio
 from app.cli.run import load_persona_and_engines, run_file
+from app.cli.server_options import add_llm_server_arguments
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import Engines, PipelineConfig
-from app.core.ports import PIPELINE_SAMPLE_RATE
+from app.core.ports import PIPELINE_SAMPLE_RATE, ChatMessage, LanguageModel, PromptStats
 from app.core.sentences import speakable_text
 from app.engines import build_turn_detector
 from app.personas import Persona
@@ -79,6 +82,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--asr", type=Path)
     parser.add_argument("--tts", type=Path)
     parser.add_argument("--n-gpu-layers", type=int, default=None)
+    add_llm_server_arguments(parser)
+    parser.add_argument(
+        "--compare-local",
+        action="store_true",
+        help="with --llm-url: also run every question with the in-process model, side by side",
+    )
 
 
 def speak_questions(folder: Path, count: int, voice: str = "piper") -> list[Path]:
@@ -171,6 +180,61 @@ def machine_name() -> str:
     return f"{platform.machine()} {os.cpu_count()} CPUs, {gpu}, Python {platform.python_version()}"
 
 
+class CountingModel:
+    """Passes a language model through, counting the pieces (streamed chunks) of each
+    reply, so the bench can report tokens per chunk for any engine."""
+
+    def __init__(self, inner: LanguageModel) -> None:
+        self.inner = inner
+        self.pieces: list[str] = []
+
+    def warm(self, messages: Sequence[ChatMessage]) -> PromptStats:
+        return self.inner.warm(messages)
+
+    def stream(
+        self,
+        messages: Sequence[ChatMessage],
+        cancelled: Callable[[], bool],
+        on_prompt: Callable[[PromptStats], None] | None = None,
+    ) -> Iterator[str]:
+        self.pieces = []
+        inner = self.inner.stream(messages, cancelled, on_prompt)
+        try:
+            for piece in inner:
+                self.pieces.append(piece)
+                yield piece
+        finally:
+            close = getattr(inner, "close", None)
+            if close is not None:
+                close()
+
+    def tokens_per_chunk(self) -> float | None:
+        """Generated tokens per streamed piece of the last reply: the server's own count
+        where it reports one, else the reply re-tokenized by the model's tokenizer."""
+        if not self.pieces:
+            return None
+        last = getattr(self.inner, "last_stream", None)
+        if last is not None and last.tokens_per_chunk is not None:
+            return float(last.tokens_per_chunk)
+        text = "".join(self.pieces)
+        count: int | None = None
+        if hasattr(self.inner, "count_tokens"):
+            count = self.inner.count_tokens(text)
+        elif hasattr(self.inner, "tokenize"):
+            count = len(self.inner.tokenize(text))
+        return None if count is None else count / len(self.pieces)
+
+
+def _local_llm(args: argparse.Namespace, persona: Persona) -> LanguageModel:
+    """The in-process model, for ``--compare-local`` next to a server."""
+    from app.adapters.llama_llm import LlamaLanguageModel
+    from app.models.resolve import resolve
+
+    llm = LlamaLanguageModel(resolve("llm").path, n_gpu_layers=args.n_gpu_layers)
+    llm.warm([ChatMessage("system", persona.full_system_prompt())])
+    return llm
+
+
 def main(args: argparse.Namespace) -> int:
     persona, engines = load_persona_and_engines(args)
     with tempfile.TemporaryDirectory() as tmp:
@@ -180,31 +244,47 @@ def main(args: argparse.Namespace) -> int:
         inputs = [with_silence(read_audio(p)) for p in paths]
     config = PipelineConfig(speculative=args.speculative)
     detector = build_turn_detector() if args.smart_turn and not args.fake_engines else None
-    rows = []
-    for path, audio in zip(paths, inputs, strict=True):
-        result = run_file(engines, persona, audio, config, turn_detector=detector)
-        end = speech_end_s(audio, PIPELINE_SAMPLE_RATE)
-        first = first_audio_after_s(result.output, result.sample_rate, end)
-        turn = result.turns[0] if result.turns else None
-        row: dict[str, object] = {
-            "input": path.name,
-            "voice_to_voice": None if first is None else first - end,
-            "transcript": turn.transcript if turn else "",
-            "reply": turn.heard_text if turn else "",
-            "prefix_reused": turn.prefix_reused if turn else None,
-            "stages": stage_costs(turn) if turn else {},
-        }
-        if not args.no_baseline:
-            hangover = config.endpoint.end_of_turn_ms / 1000
-            row["naive_serial"] = naive_turn_s(engines, persona, audio, hangover)
-        rows.append(row)
-        v2v = row["voice_to_voice"]
-        print(
-            f"{path.name}: v2v {v2v:.3f} s" if isinstance(v2v, float) else f"{path.name}: no reply",
-            flush=True,
-        )
-    report = _report(rows)
-    print(json.dumps(report["summary"], indent=2))
+    variants = [("server" if args.llm_url else "in_process", engines)]
+    if args.llm_url and args.compare_local:
+        variants.insert(0, ("in_process", replace(engines, llm=_local_llm(args, persona))))
+    reports: dict[str, dict[str, object]] = {}
+    for name, chosen in variants:
+        counting = CountingModel(chosen.llm)
+        measured = replace(chosen, llm=counting)
+        rows = []
+        for path, audio in zip(paths, inputs, strict=True):
+            result = run_file(measured, persona, audio, config, turn_detector=detector)
+            end = speech_end_s(audio, PIPELINE_SAMPLE_RATE)
+            first = first_audio_after_s(result.output, result.sample_rate, end)
+            turn = result.turns[0] if result.turns else None
+            row: dict[str, object] = {
+                "input": path.name,
+                "voice_to_voice": None if first is None else first - end,
+                "transcript": turn.transcript if turn else "",
+                "reply": turn.heard_text if turn else "",
+                "prefix_reused": turn.prefix_reused if turn else None,
+                "tokens_per_chunk": counting.tokens_per_chunk(),
+                "stages": stage_costs(turn) if turn else {},
+            }
+            if not args.no_baseline:
+                hangover = config.endpoint.end_of_turn_ms / 1000
+                row["naive_serial"] = naive_turn_s(chosen, persona, audio, hangover)
+            rows.append(row)
+            v2v = row["voice_to_voice"]
+            print(
+                f"{name} {path.name}: v2v {v2v:.3f} s"
+                if isinstance(v2v, float)
+                else f"{name} {path.name}: no reply",
+                flush=True,
+            )
+        reports[name] = _report(rows)
+    if len(reports) == 1:
+        report = next(iter(reports.values()))
+        print(json.dumps(report["summary"], indent=2))
+    else:  # side by side, same questions, same ASR and voice
+        report = {name: r["summary"] for name, r in reports.items()}
+        print(json.dumps(report, indent=2))
+        report = {"summary": report, "runs": reports}
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     return 0
@@ -236,4 +316,9 @@ def _report(rows: list[dict[str, object]]) -> dict[str, object]:
         if values:
             stages[name] = summary(values)
     stats["stages_s"] = stages
+    per_chunk = [
+        r["tokens_per_chunk"] for r in rows if isinstance(r.get("tokens_per_chunk"), float)
+    ]
+    if per_chunk:
+        stats["tokens_per_chunk"] = summary(per_chunk)  # type: ignore[arg-type]
     return {"summary": stats, "turns": rows}

@@ -22,6 +22,7 @@ from app.adapters.file_audio import (
     read_audio,
     write_audio,
 )
+from app.cli.server_options import add_llm_server_arguments, api_key_from_env
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import Engines, MonotonicClock, PipelineConfig, VoicePipeline
@@ -70,6 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--n-gpu-layers", type=int, default=None, help="LLM layers on the GPU (default: auto)"
     )
+    add_llm_server_arguments(parser)
     parser.add_argument(
         "--no-speculative",
         action="store_true",
@@ -195,6 +197,9 @@ def load_persona_and_engines(args: argparse.Namespace) -> tuple[Persona, Engines
         asr=args.asr,
         tts=args.tts,
         n_gpu_layers=args.n_gpu_layers,
+        llm_url=args.llm_url,
+        llm_model=args.llm_model,
+        llm_api_key=api_key_from_env(args),
     )
     engines = build_engines(choice)
     warm_engines(engines, persona.full_system_prompt())

@@ -15,7 +15,7 @@ import os
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -68,6 +68,13 @@ class Settings(BaseModel):
     """None lets the LLM adapter decide (offload everything when a GPU is usable)."""
     tts_voice: str | None = None
     tts_speed: float = Field(default=1.0, ge=0.5, le=2.0)
+    llm_backend: Literal["local", "server"] = "local"
+    """Where the language model runs: this computer, or an OpenAI-compatible server."""
+    llm_server_url: str | None = None
+    llm_server_model: str | None = None
+    """None uses the first model the server lists."""
+    llm_api_key: str | None = Field(default=None, repr=False)
+    """Only ever in this file (owner-only, see ``save_settings``); never logged."""
     persona_id: str | None = None
     muted: bool = False
     show_hud: bool = False
@@ -151,6 +158,8 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".tmp")
+        if settings.llm_api_key and hasattr(os, "fchmod"):  # Unix; Windows has ACLs
+            os.fchmod(fd, 0o600)  # holds a secret: owner-only, whatever mkstemp did
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
             handle.flush()
@@ -225,6 +234,9 @@ def engine_choice(settings: Settings, fake: bool = False) -> EngineChoice:
         asr=as_path(settings.asr_path),
         tts=as_path(settings.tts_path),
         n_gpu_layers=settings.n_gpu_layers,
+        llm_url=(settings.llm_server_url or "") if settings.llm_backend == "server" else None,
+        llm_model=settings.llm_server_model,
+        llm_api_key=settings.llm_api_key,
         tts_voice=settings.tts_voice,
         tts_speed=settings.tts_speed,
     )

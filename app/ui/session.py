@@ -15,7 +15,8 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.adapters.errors import EngineLoadError
-from app.core.pipeline import VoicePipeline
+from app.core.events import StageFailed
+from app.core.pipeline import Engines, VoicePipeline
 from app.engines import (
     build_echo_canceller,
     build_engines,
@@ -129,7 +130,7 @@ class Session(QObject):
         engines = build_engines(choice, progress=lambda m: report(m + "…"))
         if not self._fake:
             report("Warming up…")
-            warm_engines(engines, persona.full_system_prompt())
+            self._warm(engines, persona)
         echo = None
         if settings.echo_cancellation and not self._fake:
             report("Starting echo cancellation…")
@@ -150,6 +151,20 @@ class Session(QObject):
         pipeline.set_muted(settings.muted)
         devices = None if audio_disabled() else self._open_devices(settings, pipeline, report)
         return Running(pipeline, devices, persona.id)
+
+    def _warm(self, engines: Engines, persona: Persona) -> None:
+        """Warm every engine. A language model server that is down or refusing is not
+        fatal: the window says so in one line and each turn tries the server again, so
+        the conversation resumes by itself when the server is back."""
+        try:
+            warm_engines(engines, persona.full_system_prompt())
+        except EngineLoadError as exc:
+            from app.adapters.openai_llm import LlmServerError
+
+            if not isinstance(exc, LlmServerError):
+                raise
+            log.warning("%s", exc)
+            self._post(StageFailed("llm", str(exc), None))
 
     def _open_devices(
         self, settings: Settings, pipeline: VoicePipeline, report: Report

@@ -1,14 +1,17 @@
-"""One LanguageModel contract, run against the fake and the real llama.cpp adapter.
+"""One LanguageModel contract, run against the fake, the real llama.cpp adapter, and the
+server adapter talking to a real ``llama_cpp.server`` on 127.0.0.1.
 
-The real one uses the embedded SmolLM2-135M-Instruct; tokens are counted with the
-model's own tokenizer (the fake counts one word as one token). Further tests use tiny
-built GGUFs whose reply is known exactly.
+The real ones use the embedded SmolLM2-135M-Instruct; tokens are counted with the
+model's own tokenizer (the server's, over HTTP, for the server; the fake counts one word
+as one token). ``llama_cpp.server`` reports no prompt counts in a stream, so for it the
+prompt and cache-hit counts come from the server's own log, and the adapter must not
+make any up. Further tests use tiny built GGUFs whose reply is known exactly.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +20,7 @@ import pytest
 from app.adapters.errors import EngineLoadError
 from app.adapters.fakes import FakeLanguageModel
 from app.core.ports import ChatMessage, LanguageModel, PromptStats
+from tests.support.openai_server import MODEL_ALIAS, LlamaCppServer, llama_cpp_server
 
 SYSTEM = ChatMessage(
     "system",
@@ -30,19 +34,53 @@ STORY = ChatMessage("user", "Tell me a long story about a fox who lives by the s
 class Subject:
     llm: LanguageModel
     count_tokens: Callable[[str], int]
+    server: LlamaCppServer | None = None
+
+    def mark(self) -> int:
+        return self.server.mark() if self.server is not None else 0
+
+    def prompt(self, reported: list[PromptStats], mark: int) -> PromptStats:
+        """The prompt counts of the request since ``mark``: as the engine reported them,
+        or, from ``llama_cpp.server`` (which reports none), as the server logged them."""
+        if self.server is None:
+            assert len(reported) == 1
+            return reported[0]
+        assert reported == [], "llama_cpp.server reports no counts: none may be made up"
+        return self.server.prompt_since(mark)
 
 
 @pytest.fixture(
     scope="module",
-    params=[pytest.param("fake"), pytest.param("real", marks=pytest.mark.slow)],
+    params=[
+        pytest.param("fake"),
+        pytest.param("real", marks=pytest.mark.slow),
+        pytest.param("server", marks=pytest.mark.slow),
+    ],
 )
-def subject(request: pytest.FixtureRequest) -> Subject:
+def subject(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Subject]:
     if request.param == "fake":
-        return Subject(FakeLanguageModel(), lambda piece: len(piece.split()))
+        yield Subject(FakeLanguageModel(), lambda piece: len(piece.split()))
+        return
+    if request.param == "server":
+        from app.adapters.openai_llm import OpenAILanguageModel
+
+        with llama_cpp_server(tmp_path_factory.mktemp("server")) as server:
+            llm = OpenAILanguageModel(server.url, MODEL_ALIAS, seed=7, max_tokens=60)
+
+            def count(piece: str) -> int:
+                n = llm.count_tokens(piece)
+                assert n is not None, "the server has no tokenize endpoint"
+                return n
+
+            yield Subject(llm, count, server)
+            llm.close()
+        return
     from app.adapters.llama_llm import LlamaLanguageModel
 
     real = LlamaLanguageModel(seed=7, max_tokens=60)
-    return Subject(real, lambda piece: len(real.tokenize(piece)))
+    yield Subject(real, lambda piece: len(real.tokenize(piece)))
 
 
 def run(
@@ -64,39 +102,60 @@ def run(
 
 
 def test_streams_token_by_token(subject: Subject) -> None:
+    mark = subject.mark()
     pieces, stats = run(subject.llm, [SYSTEM, STORY])
     assert len(pieces) > 1
     assert all(piece for piece in pieces)
     assert all(subject.count_tokens(piece) <= 2 for piece in pieces), pieces
     assert not pieces[0][:1].isspace()
-    assert len(stats) == 1 and stats[0].prompt_tokens > 0
+    assert subject.prompt(stats, mark).prompt_tokens > 0
 
 
 def test_cancel_stops_within_one_token(subject: Subject) -> None:
+    mark = subject.mark()
     pieces, _ = run(subject.llm, [SYSTEM, STORY], cancel_after=3)
     assert 3 <= len(pieces) <= 4
+    if subject.server is not None:
+        # the server saw the stream closed and left its generation loop ("disconnected"
+        # is printed by llama_cpp.server exactly there) instead of making all 60 tokens
+        assert subject.server.wait_for("disconnected", mark), subject.server.log()[mark:]
 
 
 def test_second_turn_reuses_the_first_prompt(subject: Subject) -> None:
     first = [SYSTEM, ChatMessage("user", "Hello! Who are you?")]
+    mark1 = subject.mark()
     pieces, stats1 = run(subject.llm, first)
+    prompt1 = subject.prompt(stats1, mark1)
     second = [
         *first,
         ChatMessage("assistant", "".join(pieces)),
         ChatMessage("user", "Nice. What do you like?"),
     ]
+    mark2 = subject.mark()
     _, stats2 = run(subject.llm, second)
-    assert stats2[0].prompt_tokens > stats1[0].prompt_tokens
-    assert stats2[0].reused_tokens >= stats1[0].prompt_tokens - 4
+    prompt2 = subject.prompt(stats2, mark2)
+    assert prompt2.prompt_tokens > prompt1.prompt_tokens
+    assert prompt2.reused_tokens >= prompt1.prompt_tokens - 4
 
 
 def test_warm_then_stream_reuses_the_warmed_prefix(subject: Subject) -> None:
     persona = ChatMessage("system", "You are Kumo, a calm companion who speaks slowly.")
     warmed = subject.llm.warm([persona])
     assert warmed.prompt_tokens > 0
-    assert subject.llm.warm([persona]).reused_tokens == warmed.prompt_tokens
+    mark = subject.mark()
+    again = subject.llm.warm([persona])
+    if subject.server is None:
+        assert again.reused_tokens == warmed.prompt_tokens
+    else:  # the server's warm prompt ends in a short user turn: all of it is cached
+        assert subject.server.fully_cached_since(mark) or (
+            subject.server.prompt_since(mark).reused_tokens >= warmed.prompt_tokens - 1
+        )
+    mark = subject.mark()
     _, stats = run(subject.llm, [persona, ChatMessage("user", "Hi Kumo.")], cancel_after=1)
-    assert stats[0].reused_tokens >= warmed.prompt_tokens
+    # in-process warm evaluates the persona alone; the server's warm prompt also holds a
+    # short user turn ("Hello.", 4 tokens and the assistant header) that this one lacks
+    slack = 0 if subject.server is None else 8
+    assert subject.prompt(stats, mark).reused_tokens >= warmed.prompt_tokens - slack
 
 
 # ---- real model only ----------------------------------------------------------------
