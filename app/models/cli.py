@@ -17,6 +17,7 @@ from app.models.catalog import PRODUCTION, ROLES, Catalog, ModelEntry, Role, loa
 from app.models.checks import download_hint, label
 from app.models.download import download
 from app.models.errors import DownloadCancelled, ModelError
+from app.models.hashing import stamp_matches
 from app.models.resolve import is_present, resolve, search_dirs
 from app.models.status import entry_status
 from app.models.units import human
@@ -58,6 +59,8 @@ def cmd_list(catalog: Catalog, out: TextIO) -> int:
             line = f"     {entry.variant}: {entry.title} — {st.state} ({size})"
             if st.state == "present":
                 line += f" in {st.root}"
+                if not all(stamp_matches(st.root, f.name, f.sha256) for f in entry.files):
+                    line += f" — not hashed yet: run `hanasu models verify {role}`"
             elif st.state == "missing":
                 line += f" — {download_hint(role, entry.variant)}"
             else:

@@ -147,9 +147,15 @@ def test_verify_cli_hashes_with_progress_and_suggests_the_fix(
     assert "run `hanasu models download llm`" in text
     assert "hashing tiny.gguf" in capsys.readouterr().err
     gguf.write_bytes(DATA)
+    listing = io.StringIO()
+    main(["list"], out=listing)
+    assert "not hashed yet: run `hanasu models verify llm`" in listing.getvalue()
     out = io.StringIO()
     assert main(["verify", "llm"], out=out) == 0
     assert "llm production: tiny.gguf: ok\n" in out.getvalue()
+    listing = io.StringIO()
+    main(["list"], out=listing)
+    assert "not hashed yet" not in listing.getvalue()
 
 
 def test_resolve_hashes_a_model_before_its_first_use(tmp_path: Path) -> None:
