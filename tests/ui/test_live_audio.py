@@ -107,7 +107,14 @@ def test_spoken_question_gets_a_spoken_reply(tmp_path: Path) -> None:
         with log_path.open("wb") as stderr:
             app = subprocess.Popen([sys.executable, "-m", "app", "-v"], cwd=ROOT, env=env,
                                    stdout=subprocess.DEVNULL, stderr=stderr)
-        assert wait_until(lambda: logged(r"Engines ready in"), ENGINES_TIMEOUT, 0.5), \
+        def engines_loaded() -> bool:
+            failed = re.search(r"engines failed: (.*)", log_text())
+            if failed:  # fail now, with the app's own one-line reason, instead of waiting
+                pytest.fail(f"the app could not load its engines: {failed.group(1)}",
+                            pytrace=False)
+            return logged(r"Engines ready in")
+
+        assert wait_until(engines_loaded, ENGINES_TIMEOUT, 0.5), \
             f"engines not ready after {ENGINES_TIMEOUT:.0f} s:\n{log_text()[-4000:]}"
         timings["engines"] = time.monotonic() - started
         # DeviceAudio logs "audio devices: Microphone: ...; speaker: ..." once both run.
