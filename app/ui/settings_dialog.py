@@ -1,4 +1,5 @@
-"""Settings: audio devices, listening behaviour, model files, GPU layers and the voice.
+"""Settings: audio devices, listening behaviour, model files or a model server, GPU layers
+and the voice.
 
 The device list comes from PortAudio, which can be slow to enumerate, so it is filled in
 from a BackgroundTask. The dialog only builds a validated Settings; saving and restarting
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.storage.settings import Settings
 from app.ui.cards import section_label
+from app.ui.llm_choice import LlmChoice
 from app.ui.tasks import BackgroundTask, Report
 
 DEFAULT_DEVICE = "System default"
@@ -169,7 +171,8 @@ class SettingsDialog(QDialog):
         self.llm_path = _PathRow(s.llm_path)
         self.asr_path = _PathRow(s.asr_path, folder=True)
         self.tts_path = _PathRow(s.tts_path)
-        form.addRow("Language model", self.llm_path)
+        self.llm_choice = LlmChoice(s, self.llm_path)  # this computer, or a server
+        form.addRow("Language model", self.llm_choice)
         form.addRow("Speech recognizer", self.asr_path)
         form.addRow("Voice model", self.tts_path)
         self.gpu_layers = QSpinBox()
@@ -230,6 +233,7 @@ class SettingsDialog(QDialog):
             echo_cancellation=self.echo_cancellation.isChecked(),
             smart_turn=self.smart_turn.isChecked(),
             llm_path=self.llm_path.value(),
+            **self.llm_choice.values(),
             asr_path=self.asr_path.value(),
             tts_path=self.tts_path.value(),
             n_gpu_layers=None if layers == AUTO_LAYERS else layers,
@@ -238,6 +242,11 @@ class SettingsDialog(QDialog):
         )
 
     def _accept(self) -> None:
+        trouble = self.llm_choice.problem()
+        if trouble:
+            self.error.setText(trouble)
+            self.error.show()
+            return
         try:
             self.result_settings = self.collect()
         except ValidationError as exc:
