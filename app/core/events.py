@@ -182,6 +182,8 @@ class PlaybackEnded:
     heard_text: str
     interrupted: bool
     at: float
+    played_s: float = 0.0
+    """Seconds of the turn's audio that reached the speaker (a duration: no clock)."""
 
 
 @dataclass(frozen=True)

@@ -71,6 +71,9 @@ class Engines:
     asr: SpeechRecognizer
     llm: LanguageModel
     tts: SpeechSynthesizer
+    notices: tuple[str, ...] = ()
+    """One-line problems found while loading that the user should see (a voice that fell
+    back to eSpeak, ...): shown by ``hanasu run`` on stderr and in the desktop window."""
 
 
 @dataclass(frozen=True)
@@ -113,6 +116,7 @@ class VoicePipeline:
             Conversation(system_prompt),
             speculative=self.config.speculative,
             barge_in=self.config.barge_in,
+            sample_rate=self.config.endpoint.sample_rate,
         )
         self.dropped_mic_blocks = 0
         self._observers: list[Observer] = []

@@ -38,6 +38,7 @@ class _TurnAudio:
     heard: list[str] = field(default_factory=list)
     finished: bool = False
     started: bool = False
+    played: int = 0
 
 
 def heard_part(text: str, fraction: float) -> str:
@@ -150,6 +151,7 @@ class PlaybackQueue:
                     segment.played : segment.played + take
                 ]
                 segment.played += take
+                turn.played += take
                 filled += take
                 if segment.played >= segment.samples.size:
                     turn.heard.append(segment.text)
@@ -176,4 +178,5 @@ class PlaybackQueue:
             heard_text=" ".join(turn.heard),
             interrupted=interrupted,
             at=self._position / self.sample_rate,
+            played_s=turn.played / self.sample_rate,
         )

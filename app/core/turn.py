@@ -7,11 +7,19 @@ no threads or clocks it is tested by calling it.
 Speculative turns: at the first pause in the user's speech a turn starts with its audio
 *held*; if the pause becomes an end of turn the held reply is released (it is often
 already synthesized), and if the user speaks on, the turn is cancelled and discarded.
+
+Reopened turns: when the turn ended at a short pause but the user goes on before any of
+the reply was heard (or after less than ``reopen_within_s`` of it), the user was not done.
+The turn is dropped without a trace in the history, and its audio is carried into the next
+turn, so "tell me a story about a dragon | who learns to bake" is heard as one request,
+never as the fragment after the pause.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
 
 from app.core.conversation import Conversation
 from app.core.events import (
@@ -67,12 +75,44 @@ class Publish:
 Command = StartTurn | ReleaseTurn | CancelTurn | Respond | Publish
 
 
+REOPENED = "reopened: the user went on"
+"""``TurnCancelled.reason`` of a turn whose words were carried into the next one."""
+
+
+@dataclass(frozen=True)
+class _HeldAudio:
+    """A turn's utterance and where it ends on the listener's clock (seconds of input)."""
+
+    samples: FloatAudio
+    end: float
+
+
 @dataclass
 class _Turn:
     turn_id: int
     confirmed: bool
+    audio: _HeldAudio
     user_text: str | None = None
     abandoned: bool = False
+    playback_started: bool = False
+
+
+def join_utterances(earlier: _HeldAudio, later: _HeldAudio, sample_rate: int) -> _HeldAudio:
+    """One utterance from two stretches of the same microphone stream.
+
+    Both end at a known point of the listener's clock, so the later one's start is known
+    too: audio the two share (the later one's pre-roll repeats the end of the earlier one)
+    is kept once, and a real gap between them is kept as silence (at most 0.5 s, so Whisper
+    hears a pause, not a new sentence)."""
+    later_start = later.end - later.samples.size / sample_rate
+    overlap = round((earlier.end - later_start) * sample_rate)
+    if overlap >= 0:
+        tail = later.samples[min(overlap, later.samples.size):]
+        joined = np.concatenate([earlier.samples, tail])
+    else:
+        gap = np.zeros(min(-overlap, sample_rate // 2), dtype=np.float32)
+        joined = np.concatenate([earlier.samples, gap, later.samples])
+    return _HeldAudio(joined.astype(np.float32, copy=False), later.end)
 
 
 @dataclass
@@ -80,12 +120,20 @@ class TurnMachine:
     conversation: Conversation
     speculative: bool = True
     barge_in: bool = True
+    sample_rate: int = 16_000
+    reopen_within_s: float = 0.3
+    """A reply heard for less than this when the user went on was not heard as an answer."""
+    carry_for_s: float = 10.0
+    """Carried words join the next utterance only if it starts within this long."""
     state: AssistantState = AssistantState.IDLE
     muted: bool = False
     _active: _Turn | None = None
     _next_id: int = 1
     _user_speaking: bool = False
     _awaiting_commit: dict[int, str] = field(default_factory=dict)
+    _carry: _HeldAudio | None = None
+    _reopen_if_unheard: dict[int, tuple[_HeldAudio, float]] = field(default_factory=dict)
+    """Barged-in turns, with the seconds their barge-in took to confirm."""
 
     @property
     def live_turn_id(self) -> int | None:
@@ -104,6 +152,7 @@ class TurnMachine:
         commands: list[Command] = []
         if muted:
             self._user_speaking = False
+            self._carry = None
             if self._active and not self._active.confirmed:
                 commands += self._cancel(at, "muted")
             return [*commands, *self._set_state(AssistantState.MUTED, at)]
@@ -123,6 +172,8 @@ class TurnMachine:
             case Transcript():
                 return self._on_transcript(event)
             case PlaybackStarted():
+                if self._active and self._active.turn_id == event.turn_id:
+                    self._active.playback_started = True
                 if self._is_live_confirmed(event.turn_id):
                     return self._set_state(AssistantState.SPEAKING, event.at)
                 return []
@@ -140,10 +191,16 @@ class TurnMachine:
             return []
         self._user_speaking = True
         commands: list[Command] = []
-        if self._active and self._active.confirmed and self.barge_in:
-            turn_id = self._active.turn_id
-            commands.append(Publish(BargeIn(turn_id=turn_id, at=event.at)))
+        active = self._active
+        if active and active.confirmed and not active.playback_started:
+            return [*self._reopen(active, event.at), *self._settle(event.at)]
+        if active and active.confirmed and self.barge_in:
+            commands.append(Publish(BargeIn(turn_id=active.turn_id, at=event.at)))
             commands += self._cancel(event.at, "barge-in")
+            # How much of the reply was heard is known when the speaker reports it; what
+            # played while the barge-in was being confirmed came after the user went on.
+            confirming = max(0.0, event.at - event.speech_start)
+            self._reopen_if_unheard[active.turn_id] = (active.audio, confirming)
         if self._active is None:
             commands += self._set_state(AssistantState.LISTENING, event.at)
         return commands
@@ -168,6 +225,7 @@ class TurnMachine:
                 self._active = None
                 return self._settle(event.at)
             active.confirmed = True
+            self._carry = None  # the confirmed turn holds the carried words now
             if active.user_text is not None:
                 self._awaiting_commit[active.turn_id] = active.user_text
             return [
@@ -205,6 +263,14 @@ class TurnMachine:
         return [Respond(active.turn_id, self.conversation.messages_for(active.user_text))]
 
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
+        candidate = self._reopen_if_unheard.pop(event.turn_id, None)
+        if candidate is not None and event.interrupted:
+            audio, confirming = candidate
+            heard_before_user_went_on = event.played_s - confirming
+            if heard_before_user_went_on < self.reopen_within_s:
+                self._awaiting_commit.pop(event.turn_id, None)
+                self._carry = audio
+                return [Publish(TurnCancelled(event.turn_id, event.at, REOPENED))]
         user_text = self._awaiting_commit.pop(event.turn_id, None)
         commands: list[Command] = []
         if user_text is not None:
@@ -229,15 +295,31 @@ class TurnMachine:
     def _start(
         self, audio: FloatAudio, at: float, speech_start: float, speech_end: float, held: bool
     ) -> list[Command]:
-        turn = _Turn(turn_id=self._next_id, confirmed=not held)
+        utterance = _HeldAudio(audio, at)
+        carry = self._carry
+        if carry is not None:
+            if speech_start - carry.end <= self.carry_for_s:
+                utterance = join_utterances(carry, utterance, self.sample_rate)
+            else:
+                self._carry = None
+        turn = _Turn(turn_id=self._next_id, confirmed=not held, audio=utterance)
         self._next_id += 1
         self._active = turn
         started = TurnStarted(turn.turn_id, at, speech_start, speech_end, speculative=held)
         commands: list[Command] = [Publish(started)]
         if not held:
+            self._carry = None  # the confirmed turn holds the carried words now
             commands.append(Publish(TurnConfirmed(turn.turn_id, at, speech_start, speech_end)))
-        commands.append(StartTurn(turn.turn_id, audio, held))
+        commands.append(StartTurn(turn.turn_id, utterance.samples, held))
         return commands
+
+    def _reopen(self, turn: _Turn, at: float) -> list[Command]:
+        """Drop a confirmed turn the user talked on over before hearing its reply, and
+        carry its words into the next turn."""
+        self._active = None
+        self._awaiting_commit.pop(turn.turn_id, None)
+        self._carry = turn.audio
+        return [Publish(TurnCancelled(turn.turn_id, at, REOPENED)), CancelTurn(turn.turn_id)]
 
     def _cancel(self, at: float, reason: str) -> list[Command]:
         """Cancel the live turn. A confirmed one still gets committed (with what was

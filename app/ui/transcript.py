@@ -144,6 +144,13 @@ class TranscriptView(QScrollArea):
             self._hint.hide()
         row.show_entry(entry)
 
+    def remove(self, turn_id: int) -> None:
+        """Take a turn off the screen: its words were carried into the next turn."""
+        self.model.turns.pop(turn_id, None)
+        row = self._rows.pop(turn_id, None)
+        if row is not None:
+            row.deleteLater()
+
     def reply_html(self, turn_id: int) -> str:
         row = self._rows.get(turn_id)
         return row.reply.text() if row else ""

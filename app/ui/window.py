@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from app.core.events import AssistantState
 from app.core.pipeline import VoicePipeline
+from app.core.turn import REOPENED
 from app.personas.loader import PersonaLibrary
 from app.personas.model import Persona
 from app.storage.settings import Settings
@@ -213,7 +214,7 @@ class MainWindow(QMainWindow):
         b.input_level.connect(self.meter.set_level)
         b.playback_level.connect(self._on_playback_level)
         b.turn_confirmed.connect(lambda t: self.transcript.refresh(model.confirmed(t)))
-        b.turn_cancelled.connect(lambda t, _reason: model.cancelled(t))
+        b.turn_cancelled.connect(self._on_turn_cancelled)
         b.transcript.connect(lambda t, text: self.transcript.refresh(model.transcript(t, text)))
         b.token.connect(lambda t, text: model.token(t, text))
         b.chunk_audio.connect(lambda t, i, text, s: model.chunk_audio(t, i, text, s))
@@ -221,6 +222,12 @@ class MainWindow(QMainWindow):
         b.playback_ended.connect(self._on_playback_ended)
         b.stage_failed.connect(self._on_stage_failed)
         b.other.connect(self._on_other)
+
+    def _on_turn_cancelled(self, turn_id: int, reason: str) -> None:
+        if reason == REOPENED:  # the user went on: the next turn shows the whole request
+            self.transcript.remove(turn_id)
+        else:
+            self.transcript.model.cancelled(turn_id)
 
     # ---- pipeline ---------------------------------------------------------------------
 

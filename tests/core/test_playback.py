@@ -7,10 +7,12 @@ import numpy as np
 from app.core.events import PipelineEvent, PlaybackEnded, PlaybackLevel, PlaybackStarted
 from app.core.playback import PlaybackQueue, heard_part
 
+RATE = 1000
+
 
 def make() -> tuple[PlaybackQueue, list[PipelineEvent]]:
     events: list[PipelineEvent] = []
-    return PlaybackQueue(1000, events.append), events
+    return PlaybackQueue(RATE, events.append), events
 
 
 def tone(n: int) -> np.ndarray:
@@ -39,8 +41,19 @@ def test_finished_turn_reports_the_whole_text_heard() -> None:
     out = queue.pull(100)
     assert out[:60].all() and not out[60:].any()
     ended = [e for e in events if isinstance(e, PlaybackEnded)]
-    assert ended == [PlaybackEnded(1, "One. Two.", False, ended[0].at)]
+    assert ended == [PlaybackEnded(1, "One. Two.", False, ended[0].at, played_s=60 / RATE)]
     assert queue.idle()
+
+
+def test_interrupted_turn_reports_how_long_it_played() -> None:
+    queue, events = make()
+    queue.begin(1, held=False)
+    queue.enqueue(1, tone(80), "One two three four.")
+    queue.pull(20)
+    queue.pull(20)
+    queue.cancel(1)
+    (ended,) = [e for e in events if isinstance(e, PlaybackEnded)]
+    assert ended.interrupted and ended.played_s == 40 / RATE
 
 
 def test_cancel_stops_at_the_next_pull_and_reports_the_heard_part() -> None:

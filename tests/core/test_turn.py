@@ -15,10 +15,20 @@ from app.core.events import (
     SpeechStarted,
     StateChanged,
     Transcript,
+    TurnCancelled,
     TurnCommitted,
     UtteranceEnded,
 )
-from app.core.turn import CancelTurn, Command, Publish, ReleaseTurn, Respond, StartTurn, TurnMachine
+from app.core.turn import (
+    REOPENED,
+    CancelTurn,
+    Command,
+    Publish,
+    ReleaseTurn,
+    Respond,
+    StartTurn,
+    TurnMachine,
+)
 
 AUDIO = np.ones(1600, dtype=np.float32)
 
@@ -116,7 +126,7 @@ def test_barge_in_cancels_the_reply_and_records_only_the_heard_part() -> None:
     cancel = cmds[2]
     assert isinstance(cancel, CancelTurn) and cancel.turn_id == start.turn_id
     assert states(cmds) == [AssistantState.LISTENING]
-    committed = m.handle(PlaybackEnded(start.turn_id, "Once upon a", True, 2.5))
+    committed = m.handle(PlaybackEnded(start.turn_id, "Once upon a", True, 2.5, played_s=0.7))
     event = committed[0]
     assert isinstance(event, Publish) and isinstance(event.event, TurnCommitted)
     assert m.conversation.exchanges == [("Tell me a story", "Once upon a")]
@@ -125,17 +135,109 @@ def test_barge_in_cancels_the_reply_and_records_only_the_heard_part() -> None:
     assert new.turn_id > start.turn_id
 
 
-def test_barge_in_before_anything_was_heard_merges_the_user_text() -> None:
+def ramp(start: int, stop: int) -> np.ndarray:
+    """Audio whose every sample is its own index on the microphone stream (16 kHz)."""
+    return np.arange(start, stop, dtype=np.float32)
+
+
+def test_user_going_on_before_the_reply_plays_reopens_the_turn() -> None:
+    """'Tell me a story about a dragon | who learns to bake': ended at a short pause, the
+    user went on before any reply was heard. The fragment leaves no trace; the next turn
+    hears both parts as one utterance."""
+    m = machine(speculative=False)
+    first_audio = ramp(0, 20_800)  # 0 .. 1.3 s
+    start = start_of(m.handle(UtteranceEnded(at=1.3, speech_start=0.2, speech_end=1.14,
+                                             audio=first_audio)))
+    m.handle(Transcript(start.turn_id, "Tell me a story about a dragon", 1.5))
+    cmds = m.handle(SpeechStarted(at=1.6, speech_start=1.45))
+    assert names(cmds) == ["TurnCancelled", "CancelTurn", "StateChanged"]
+    cancelled = cmds[0]
+    assert isinstance(cancelled, Publish) and isinstance(cancelled.event, TurnCancelled)
+    assert cancelled.event.reason == REOPENED
+    assert m.state is AssistantState.LISTENING
+    # The continuation's audio starts with 320 ms of pre-roll (1.13 s): it overlaps the end
+    # of the first utterance (which ran to 1.3 s), and the shared part is kept once.
+    second_audio = ramp(18_080, 41_600)  # 1.13 .. 2.6 s
+    second = start_of(m.handle(UtteranceEnded(at=2.6, speech_start=1.45, speech_end=2.44,
+                                              audio=second_audio)))
+    assert np.array_equal(second.audio, ramp(0, 41_600))
+    respond = m.handle(Transcript(second.turn_id,
+                                  "Tell me a story about a dragon who learns to bake", 2.8))[0]
+    assert isinstance(respond, Respond)
+    users = [msg.content for msg in respond.messages if msg.role == "user"]
+    assert users == ["Tell me a story about a dragon who learns to bake"]
+    # the fragment's playback slot ends later: it must not be committed
+    assert m.handle(PlaybackEnded(start.turn_id, "", True, 1.7)) == []
+    assert m.conversation.exchanges == []
+
+
+def test_a_reply_cut_within_300_ms_also_reopens_the_turn() -> None:
+    m = machine(speculative=False)
+    start = start_of(m.handle(UtteranceEnded(at=1.3, speech_start=0.2, speech_end=1.14,
+                                             audio=ramp(0, 20_800))))
+    m.handle(Transcript(start.turn_id, "Tell me a story", 1.5))
+    m.handle(PlaybackStarted(start.turn_id, 1.8))
+    assert names(m.handle(SpeechStarted(at=2.0, speech_start=1.85)))[:2] == [
+        "BargeIn", "TurnCancelled"]
+    cmds = m.handle(PlaybackEnded(start.turn_id, "Once", True, 2.0, played_s=0.2))
+    assert names(cmds) == ["TurnCancelled"]
+    assert m.conversation.exchanges == []
+    # a real gap of 0.2 s between the two parts is kept as silence
+    second = start_of(m.handle(UtteranceEnded(at=3.0, speech_start=1.85, speech_end=2.84,
+                                              audio=ramp(24_000, 48_000))))
+    expected = np.concatenate([ramp(0, 20_800), np.zeros(3_200, np.float32),
+                               ramp(24_000, 48_000)])
+    assert np.array_equal(second.audio, expected)
+
+
+def test_a_reply_heard_for_longer_is_a_real_barge_in() -> None:
     m = machine(speculative=False)
     start = start_of(m.handle(ended()))
-    m.handle(Transcript(start.turn_id, "Tell me", 1.5))
-    m.handle(SpeechStarted(at=1.6, speech_start=1.55))
-    m.handle(PlaybackEnded(start.turn_id, "", True, 1.6))
-    second = start_of(m.handle(ended(2.5)))
-    respond = m.handle(Transcript(second.turn_id, "a story", 2.8))[0]
-    assert isinstance(respond, Respond)
-    users = [msg for msg in respond.messages if msg.role == "user"]
-    assert [u.content for u in users] == ["Tell me a story"]
+    m.handle(Transcript(start.turn_id, "Tell me a story", 1.5))
+    m.handle(PlaybackStarted(start.turn_id, 1.8))
+    m.handle(SpeechStarted(at=2.5, speech_start=2.2))
+    cmds = m.handle(PlaybackEnded(start.turn_id, "Once upon a", True, 2.5, played_s=0.7))
+    assert names(cmds)[0] == "TurnCommitted"
+    new_audio = ramp(40_000, 56_000)
+    second = start_of(m.handle(UtteranceEnded(at=3.5, speech_start=2.2, speech_end=3.34,
+                                              audio=new_audio)))
+    assert np.array_equal(second.audio, new_audio)
+
+
+def test_carried_words_expire_and_muting_drops_them() -> None:
+    m = machine(speculative=False)
+    start_of(m.handle(ended()))
+    m.handle(SpeechStarted(at=1.6, speech_start=1.45))  # reopened, nothing heard
+    late = UtteranceEnded(at=30.0, speech_start=29.0, speech_end=29.84, audio=AUDIO)
+    assert np.array_equal(start_of(m.handle(late)).audio, AUDIO)
+
+    m = machine(speculative=False)
+    start_of(m.handle(ended()))
+    m.handle(SpeechStarted(at=1.6, speech_start=1.45))
+    m.set_muted(True, 1.7)
+    m.set_muted(False, 1.8)
+    assert np.array_equal(start_of(m.handle(ended(2.5))).audio, AUDIO)
+
+
+def test_speculative_turns_carry_the_words_until_one_is_confirmed() -> None:
+    m = machine()
+    start_of(m.handle(ended()))
+    m.handle(SpeechStarted(at=1.6, speech_start=1.45))  # reopened
+    # AUDIO covers 1.2-1.3 s; each continuation starts at 1.45 s: 0.15 s of silence between
+    held = start_of(m.handle(SpeechPaused(at=2.6, speech_start=1.45, speech_end=2.44,
+                                          audio=np.ones(18_400, np.float32))))
+    assert held.held and held.audio.size == AUDIO.size + 2_400 + 18_400
+    m.handle(SpeechResumed(at=2.7))  # the user goes on again: the held turn is dropped
+    final = start_of(m.handle(UtteranceEnded(at=3.6, speech_start=1.45, speech_end=3.44,
+                                             audio=np.ones(34_400, np.float32))))
+    assert final.audio.size == AUDIO.size + 2_400 + 34_400
+    # once confirmed, the carried words are spent
+    m.handle(Transcript(final.turn_id, "x", 3.7))
+    m.handle(PlaybackStarted(final.turn_id, 3.9))
+    m.handle(PlaybackEnded(final.turn_id, "Sure.", False, 4.5, played_s=0.6))
+    again = start_of(m.handle(UtteranceEnded(at=6.0, speech_start=5.0, speech_end=5.84,
+                                             audio=AUDIO)))
+    assert np.array_equal(again.audio, AUDIO)
 
 
 def test_barge_in_disabled_keeps_talking() -> None:
