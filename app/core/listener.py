@@ -13,10 +13,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core.endpointing import Endpointer
-from app.core.events import FloatAudio, InputLevel, SpeechPaused
+from app.core.events import EndOfTurnScore, FloatAudio, InputLevel, SpeechPaused
 from app.core.playback import PlaybackQueue
 from app.core.ports import PIPELINE_SAMPLE_RATE, EchoCanceller, TurnDetector, VoiceActivity
 from app.core.stages import Publish, Worker
+from app.core.turn import JudgeEndOfTurn
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,12 @@ def to_pipeline_rate(samples: FloatAudio, rate: int) -> FloatAudio:
     return np.interp(positions, np.arange(samples.size), samples).astype(np.float32)
 
 
+NONFINITE_QUIET_S = 1.0
+"""Clean input that ends a stretch of NaN/Inf samples (one log line per stretch)."""
+NONFINITE_LOG_EVERY_S = 60.0
+"""A stretch that never ends is still logged this often."""
+
+
 class Listener(Worker):
     name = "listener"
 
@@ -59,6 +66,7 @@ class Listener(Worker):
         turn_detector: TurnDetector | None = None,
         complete_threshold: float = 0.5,
         level_interval_s: float = 0.05,
+        defer_to_transcript: bool = False,
     ) -> None:
         super().__init__(publish)
         self.vad = vad
@@ -67,11 +75,19 @@ class Listener(Worker):
         self.echo = echo
         self.turn_detector = turn_detector
         self.complete_threshold = complete_threshold
+        self.defer_to_transcript = defer_to_transcript
+        """The turn machine sends the end-of-turn call once the pause's words are known
+        (speculative turns); the listener then only reports the audio model's score."""
         self.muted = False
         self._pending = np.zeros(0, dtype=np.float32)
         self._samples = 0
         self._level_every = int(level_interval_s * endpointer.config.sample_rate)
         self._since_level = 0
+        self.nonfinite_samples = 0
+        """Non-finite input samples replaced with silence so far."""
+        self._nonfinite_stretch = 0
+        self._received = 0
+        self._stretch_start = self._stretch_end = 0
 
     def handle(self, item: object) -> None:
         match item:
@@ -84,8 +100,11 @@ class Listener(Worker):
                 self.muted = item.muted
                 self.endpointer.reset()
                 self.vad.reset()
+            case JudgeEndOfTurn():
+                self._apply_end_of_turn(item)
 
     def _captured(self, samples: FloatAudio) -> None:
+        samples = self._finite(samples)
         if self.echo is not None:
             samples = self.echo.process(samples)
         self._pending = np.concatenate([self._pending, samples.astype(np.float32, copy=False)])
@@ -93,6 +112,44 @@ class Listener(Worker):
         while self._pending.size >= size:
             frame, self._pending = self._pending[:size], self._pending[size:]
             self._frame(frame)
+
+    def _finite(self, samples: FloatAudio) -> FloatAudio:
+        """NaN/Inf samples (a broken file or driver) become silence, before the echo
+        canceller, the VAD or Whisper see them: Whisper turns them into ')))))' for as
+        long as they last. Counted, and logged once per stretch (a stretch ends after a
+        second of clean input; a never-ending one is logged once a minute)."""
+        bad = ~np.isfinite(samples)
+        count = int(np.count_nonzero(bad))
+        rate = self.endpointer.config.sample_rate
+        if count:
+            samples = np.where(bad, np.float32(0.0), samples).astype(np.float32, copy=False)
+            if not self._nonfinite_stretch:
+                self._stretch_start = self._received + int(np.argmax(bad))
+            self.nonfinite_samples += count
+            self._nonfinite_stretch += count
+            self._stretch_end = self._received + samples.size - int(np.argmax(bad[::-1]))
+        self._received += samples.size
+        if self._nonfinite_stretch and (
+            self._received - self._stretch_end >= NONFINITE_QUIET_S * rate
+            or self._stretch_end - self._stretch_start >= NONFINITE_LOG_EVERY_S * rate
+        ):
+            self._log_nonfinite()
+        return samples
+
+    def _log_nonfinite(self) -> None:
+        rate = self.endpointer.config.sample_rate
+        log.warning(
+            "replaced %d non-finite (NaN/Inf) input samples with silence, %.2f-%.2f s",
+            self._nonfinite_stretch,
+            self._stretch_start / rate,
+            self._stretch_end / rate,
+        )
+        self._nonfinite_stretch = 0
+
+    def stop(self, timeout: float = 5.0) -> None:
+        super().stop(timeout)
+        if self._nonfinite_stretch:  # a stretch still open when the input ended
+            self._log_nonfinite()
 
     def _frame(self, frame: FloatAudio) -> None:
         self._samples += frame.size
@@ -109,12 +166,27 @@ class Listener(Worker):
             if isinstance(event, SpeechPaused) and self.turn_detector is not None:
                 self._judge_pause(event)
 
+    def _apply_end_of_turn(self, call: JudgeEndOfTurn) -> None:
+        if self.endpointer.pause_at != call.pause_at:
+            return  # the user went on (or the silence already ended the turn)
+        if call.end_now:
+            ended = self.endpointer.end_now()
+            if ended is not None:
+                self.publish(ended)
+        else:
+            self.endpointer.wait_longer()
+
     def _judge_pause(self, pause: SpeechPaused) -> None:
         """At the first pause, end the turn now if the user sounds finished, else wait
         longer than usual: fast replies without cutting people off mid-thought."""
         assert self.turn_detector is not None
         probability = self.turn_detector.complete_probability(pause.audio)
         log.debug("end-of-turn probability %.2f", probability)
+        self.publish(EndOfTurnScore(at=pause.at, probability=probability))
+        if self.defer_to_transcript:
+            if probability < self.complete_threshold:
+                self.endpointer.wait_longer()  # unless the words say it is finished
+            return
         if probability >= self.complete_threshold:
             ended = self.endpointer.end_now()
             if ended is not None:
