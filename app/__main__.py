@@ -13,6 +13,7 @@ import logging
 import sys
 
 from app.logging_setup import configure_logging
+from app.privacy import disable_telemetry, downloads_requested
 
 log = logging.getLogger("app")
 
@@ -23,10 +24,10 @@ class UserError(Exception):
 
 def _user_errors() -> tuple[type[BaseException], ...]:
     from app.adapters.errors import EngineLoadError
-    from app.adapters.file_audio import AudioFileError
+    from app.adapters.file_audio import AudioFileError, OutputPathError
     from app.models.errors import ModelError
 
-    return (UserError, EngineLoadError, AudioFileError, ModelError)
+    return (UserError, EngineLoadError, AudioFileError, OutputPathError, ModelError)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -54,6 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    # First, before any library that could phone home is imported (app/privacy.py).
+    disable_telemetry(allow_downloads=downloads_requested(argv))
     verbose = any(a in ("-v", "--verbose") for a in argv)
     argv = [a for a in argv if a not in ("-v", "--verbose")]
     configure_logging(verbose=verbose)
@@ -61,14 +64,12 @@ def main(argv: list[str] | None = None) -> int:
         from app.models.cli import main as models_main
 
         return models_main(argv[1:])
-    if argv[:2] == ["bench", "ui"]:
-        from app.cli import bench_ui
+    if argv[:1] == ["bench"] and len(argv) > 1:
+        from app.cli.bench_commands import run_subcommand
 
-        parser = argparse.ArgumentParser(
-            prog="hanasu bench ui", description="window, idle CPU and UI-stall benchmark"
-        )
-        bench_ui.add_arguments(parser)
-        return bench_ui.main(parser.parse_args(argv[2:]))
+        code = run_subcommand(argv[1:])
+        if code is not None:
+            return code
     args = build_parser().parse_args(argv)
     try:
         if args.command == "run":

@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -23,8 +24,12 @@ from app.core.ports import (
     TurnDetector,
 )
 
+if TYPE_CHECKING:
+    from app.models.resolve import ResolvedModel
+
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 Progress = Callable[[str], None]
 
 
@@ -71,39 +76,91 @@ def build_engines(choice: EngineChoice, progress: Progress | None = None) -> Eng
 
     started = time.perf_counter()
     _note(progress, "Loading voice activity detector")
-    vad = SileroVad(resolve("vad").path)
+    vad_model = resolve("vad")
+    vad = _repairable(vad_model, lambda: SileroVad(vad_model.path))
     _note(progress, "Loading speech recognizer")
     asr_model = resolve("asr", explicit=choice.asr)
-    asr = WhisperRecognizer(asr_model.path)
+    asr = _repairable(asr_model, lambda: WhisperRecognizer(asr_model.path))
     _note(progress, "Loading language model")
     llm: LanguageModel
     if choice.llm_url is not None:
         llm = _server_llm(choice)
     else:
         llm_model = resolve("llm", explicit=choice.llm)
-        llm = LlamaLanguageModel(llm_model.path, n_gpu_layers=choice.n_gpu_layers)
+        llm = _repairable(
+            llm_model, lambda: LlamaLanguageModel(llm_model.path, n_gpu_layers=choice.n_gpu_layers)
+        )
     _note(progress, "Loading voice")
-    tts = _voice(choice, progress)
+    tts, notices = _voice(choice, progress)
     _note(progress, f"Engines ready in {time.perf_counter() - started:.1f} s")
-    return Engines(vad=vad, asr=asr, llm=llm, tts=tts)
+    return Engines(vad=vad, asr=asr, llm=llm, tts=tts, notices=notices)
 
 
-def _voice(choice: EngineChoice, progress: Progress | None) -> SpeechSynthesizer:
-    """The chosen voice; if the automatically found one cannot load, the robotic but
-    always-available eSpeak voice keeps the app talking (an explicit choice must load)."""
+def repair_hint(model: ResolvedModel) -> str:
+    """What the user can do about a model file that does not load ("" for their own file)."""
+    if model.source == "explicit":
+        return ""
+    if model.source == "embedded":
+        return "`hanasu models verify` checks it; reinstalling hanasu restores it"
+    variant = model.entry.variant if model.entry is not None else None
+    return f"`hanasu models verify` checks it; {_download(model.role, variant)}"
+
+
+def _download(role: str, variant: str | None = None) -> str:
+    from app.models.checks import download_hint
+
+    fix = download_hint(role, variant) if variant else download_hint(role)
+    return f"{fix.removeprefix('run ')} re-downloads it"
+
+
+def _repairable(model: ResolvedModel, load: Callable[[], T]) -> T:
+    """``load()``, with the repair command added to its EngineLoadError (a corrupt file)."""
+    from app.adapters.errors import EngineLoadError
+
+    try:
+        return load()
+    except EngineLoadError as exc:
+        hint = repair_hint(model)
+        if not hint:
+            raise
+        raise EngineLoadError(f"{exc.message}; {hint}") from exc
+
+
+def _voice(
+    choice: EngineChoice, progress: Progress | None
+) -> tuple[SpeechSynthesizer, tuple[str, ...]]:
+    """The chosen voice and the notices about it.
+
+    If the automatically found voice cannot load, the robotic but always-available eSpeak
+    voice keeps the app talking, and a notice says so (an explicit choice must load).
+    """
     from app.adapters.errors import EngineLoadError
     from app.models.errors import ModelError
     from app.models.resolve import resolve
 
     if choice.tts is not None:
-        return _synthesizer(resolve("tts", explicit=choice.tts).path, choice)
+        explicit = resolve("tts", explicit=choice.tts)
+        return _synthesizer(explicit.path, choice), ()
+    model: ResolvedModel | None = None
     try:
-        return _synthesizer(resolve("tts").path, choice)
+        model = resolve("tts")
+        return _synthesizer(model.path, choice), ()
     except (EngineLoadError, ModelError) as exc:
         from app.adapters.espeak_tts import EspeakSynthesizer
 
         _note(progress, f"Voice unavailable ({exc}); using the eSpeak fallback voice")
-        return EspeakSynthesizer()
+        return EspeakSynthesizer(), (_fallback_notice(model, exc),)
+
+
+def _fallback_notice(model: ResolvedModel | None, problem: Exception) -> str:
+    """One line for the user: which voice failed, why, that eSpeak speaks instead, the fix."""
+    # resolve() may fail before naming a model; its message names the file then
+    where = model.path.name if model is not None else str(problem)
+    name = "Kokoro voice" if "kokoro" in where.lower() else "The voice"
+    notice = f"{name} could not load ({problem}): speaking with eSpeak instead"
+    if "hanasu models" in str(problem):  # resolve()'s own errors already name the command
+        return notice
+    return f"{notice}; {repair_hint(model) if model is not None else _download('tts')}"
 
 
 def _server_llm(choice: EngineChoice) -> LanguageModel:

@@ -22,6 +22,35 @@ class AudioFileError(ValueError):
     """The input file is missing, unreadable, not audio or empty (one-line message)."""
 
 
+class OutputPathError(ValueError):
+    """An output path cannot be written (one-line message), found before any work is done."""
+
+
+def check_output_path(path: Path, option: str = "--output") -> None:
+    """Fail now, not after a long run, if ``path`` cannot be written.
+
+    Refuses a folder, a missing parent folder and any place the file cannot be created
+    (``/proc``, a read-only disk, no permission): the only sure test is to create it, so an
+    absent file is created and removed again, and an existing one is opened for appending
+    (which changes nothing).
+    """
+    if path.is_dir():
+        raise OutputPathError(f"{option} {path} is a folder; give a file name")
+    parent = path.parent
+    if not parent.is_dir():
+        what = "is not a folder" if parent.exists() else "does not exist"
+        raise OutputPathError(f"{option} {path}: the folder {parent} {what}")
+    existed = path.exists()
+    try:
+        with path.open("ab"):
+            pass
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        raise OutputPathError(f"{option} {path} cannot be written: {reason}") from exc
+    if not existed:
+        path.unlink(missing_ok=True)
+
+
 def read_audio(path: Path, rate: int = PIPELINE_SAMPLE_RATE) -> FloatAudio:
     """Any readable audio file as mono float32 at ``rate``."""
     import soundfile

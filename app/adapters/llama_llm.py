@@ -90,6 +90,22 @@ def _check_gguf(path: Path) -> None:
         )
 
 
+class PromptTooLongError(EngineLoadError):
+    """The system prompt alone does not fit the model's context (with room for a reply).
+
+    Raised before anything is decoded: llama.cpp itself would only say
+    "llama_decode returned 1". ``whose`` names the prompt (the caller knows the persona).
+    """
+
+    def __init__(self, tokens: int, limit: int, whose: str = "the persona's") -> None:
+        self.tokens = tokens
+        self.limit = limit
+        super().__init__(
+            f"{whose} prompt is {tokens:,} tokens; the model's context holds {limit:,}"
+            " with room for a reply: shorten the persona's system prompt"
+        )
+
+
 class _StopFilter:
     """Holds back text that might be the start of a stop string, so none is ever spoken.
 
@@ -306,18 +322,24 @@ class LlamaLanguageModel:
     def _prompt_tokens(self, messages: Sequence[ChatMessage]) -> list[int]:
         """Tokens of the full prompt, dropping the oldest exchanges if it would overflow."""
         msgs = list(messages)
-        budget = int(self._llm.n_ctx()) - self.max_tokens
+        budget = self.prompt_budget()
         while True:
             tokens = self.tokenize_prompt(self.render(msgs))
             if len(tokens) <= budget:
                 return tokens
             first = 1 if msgs and msgs[0].role == "system" else 0
             if len(msgs) - first <= 1:
-                raise ValueError(
-                    f"prompt of {len(tokens)} tokens does not fit the context of {budget} tokens"
-                )
+                raise PromptTooLongError(len(tokens), budget, "the")
             log.warning("prompt of %d tokens too long: dropping the oldest message", len(tokens))
             del msgs[first]
+
+    def prompt_budget(self) -> int:
+        """Prompt tokens that fit the context while leaving room for a whole reply."""
+        return int(self._llm.n_ctx()) - self.max_tokens
+
+    def _check_fits(self, tokens: int) -> None:
+        if tokens > self.prompt_budget():
+            raise PromptTooLongError(tokens, self.prompt_budget())
 
     def _cached_tokens(self) -> list[int]:
         return [int(t) for t in self._llm.input_ids[: self._llm.n_tokens]]
@@ -352,6 +374,7 @@ class LlamaLanguageModel:
         does with a lone system message.
         """
         a = self.tokenize_prompt(self.render([*messages, ChatMessage("user", "a")]))
+        self._check_fits(len(a))
         b = self.tokenize_prompt(self.render([*messages, ChatMessage("user", "b")]))
         prefix = a[: common_prefix_length(a, b)]
         with self._lock:

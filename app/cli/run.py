@@ -2,6 +2,13 @@
 
 The output is the speaker track on the input's own timeline, so the reply's position in
 it is the real voice-to-voice latency.
+
+The output and timeline paths are checked before anything loads, so a bad path costs no
+run. Ctrl-C (SIGINT) or SIGTERM stops cleanly: the input stops, the pipeline stops, what
+was played so far is written to ``--output`` (and ``--timeline``), one line says so, and
+the exit status is 128 + the signal number (130 for Ctrl-C, 143 for SIGTERM), as a shell
+reports a process killed by that signal. A second signal is not waited for: it ends the
+process at once.
 """
 
 from __future__ import annotations
@@ -9,9 +16,16 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import signal
+import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
 
 import numpy as np
 
@@ -19,9 +33,12 @@ from app.adapters.file_audio import (
     EchoRoom,
     FileMicrophone,
     FileSpeaker,
+    OutputPathError,
+    check_output_path,
     read_audio,
     write_audio,
 )
+from app.adapters.llama_llm import PromptTooLongError
 from app.cli.server_options import add_llm_server_arguments, api_key_from_env
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline
@@ -35,6 +52,8 @@ from app.engines import (
     warm_engines,
 )
 from app.personas import Persona, load_persona_library
+from app.storage.database import open_database
+from app.storage.keeper import Keeper, attach
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +74,8 @@ class RunResult:
     turns: list[TurnTimeline]
     input_seconds: float
     speculative_cancelled: int
+    interrupted: bool = False
+    """Stopped early by a signal: ``output`` holds what was played until then."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -99,6 +120,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="end the turn early when the user sounds finished (Smart Turn model)",
     )
     parser.add_argument(
+        "--new-conversation",
+        action="store_true",
+        help="start a fresh conversation with the persona (the last one is kept in history)",
+    )
+    parser.add_argument(
+        "--no-history",
+        action="store_true",
+        help="keep nothing: no saved conversation is resumed and nothing is written",
+    )
+    parser.add_argument(
         "--max-wait",
         type=float,
         default=90.0,
@@ -115,8 +146,17 @@ def run_file(
     echo: EchoCanceller | None = None,
     room: RoomSimulation | None = None,
     turn_detector: TurnDetector | None = None,
+    stop: threading.Event | None = None,
+    keeper: Keeper | None = None,
+    new_conversation: bool = False,
 ) -> RunResult:
-    """Stream ``audio`` through a fresh pipeline in real time; return the speaker track."""
+    """Stream ``audio`` through a fresh pipeline in real time; return the speaker track.
+
+    Setting ``stop`` ends the run early (Ctrl-C): the result then holds what was played
+    so far and has ``interrupted`` set. With a ``keeper`` the persona's saved
+    conversation is resumed (or a new one started) and every exchange is saved to it.
+    """
+    stop = stop if stop is not None else threading.Event()
     clock = MonotonicClock()
     pipeline = VoicePipeline(
         engines, persona.full_system_prompt(), config, clock, echo, turn_detector
@@ -124,42 +164,55 @@ def run_file(
     speaker = FileSpeaker(engines.tts.sample_rate, clock)
     echo_room = EchoRoom(speaker, room.delay_s, room.gain) if room else None
     mic = FileMicrophone(audio, clock, room=echo_room)
+    if keeper is not None:
+        attach(keeper, pipeline, persona.id, persona.full_system_prompt(), new_conversation)
     pipeline.start()
-    _wait_until_warm(pipeline)
+    _wait_until_warm(pipeline, stop)
+    log.info("streaming %.1f s of input as the microphone", mic.duration)
     clock.start()
     speaker.start(pipeline.pull_audio)
     mic.start(pipeline.push_audio)
     try:
-        _wait_for_replies(pipeline, clock, mic.duration, max_wait_s)
+        _wait_for_replies(pipeline, clock, mic.duration, max_wait_s, stop)
     finally:
         mic.stop()
         speaker.stop()
         pipeline.stop()
     track = speaker.recording()
+    interrupted = stop.is_set()
     return RunResult(
-        output=_trim(track, engines.tts.sample_rate, mic.duration),
+        output=track if interrupted else _trim(track, engines.tts.sample_rate, mic.duration),
         sample_rate=engines.tts.sample_rate,
         turns=pipeline.recorder.confirmed_turns(),
         input_seconds=mic.duration,
         speculative_cancelled=pipeline.recorder.speculative_cancelled,
+        interrupted=interrupted,
     )
 
 
-def _wait_until_warm(pipeline: VoicePipeline, timeout_s: float = 120.0) -> None:
+def _wait_until_warm(
+    pipeline: VoicePipeline, stop: threading.Event, timeout_s: float = 120.0
+) -> None:
     deadline = time.monotonic() + timeout_s
-    while pipeline.responder.busy() and time.monotonic() < deadline:
+    while pipeline.responder.busy() and time.monotonic() < deadline and not stop.is_set():
         time.sleep(0.01)
 
 
 def _wait_for_replies(
-    pipeline: VoicePipeline, clock: MonotonicClock, input_s: float, max_wait_s: float
+    pipeline: VoicePipeline,
+    clock: MonotonicClock,
+    input_s: float,
+    max_wait_s: float,
+    stop: threading.Event,
 ) -> None:
     while clock.now() < input_s:
-        time.sleep(0.05)
+        if stop.wait(0.05):
+            return
     idle_polls = 0
     deadline = input_s + max_wait_s
     while clock.now() < deadline and idle_polls < IDLE_CONFIRMATIONS:
-        time.sleep(0.05)
+        if stop.wait(0.05):
+            return
         idle_polls = idle_polls + 1 if pipeline.is_idle() else 0
     if idle_polls < IDLE_CONFIRMATIONS:
         log.warning("gave up waiting for the reply after %.0f s", max_wait_s)
@@ -202,23 +255,132 @@ def load_persona_and_engines(args: argparse.Namespace) -> tuple[Persona, Engines
         llm_api_key=api_key_from_env(args),
     )
     engines = build_engines(choice)
-    warm_engines(engines, persona.full_system_prompt())
+    for notice in engines.notices:  # a voice fallback and the like: said, not only logged
+        print(f"hanasu: {notice}", file=sys.stderr)
+    try:
+        warm_engines(engines, persona.full_system_prompt())
+    except PromptTooLongError as exc:
+        raise PromptTooLongError(exc.tokens, exc.limit, f"persona {persona.id!r}") from exc
     return persona, engines
 
 
+class _Interrupted(Exception):
+    """A signal arrived before the run started streaming: there is nothing to write."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _SignalStop:
+    """SIGINT/SIGTERM: while loading, abandon the run; while streaming, set ``event`` so
+    the run winds down and writes what it has. A second signal is not waited for."""
+
+    def __init__(self) -> None:
+        self.event = threading.Event()
+        self.signum: int | None = None
+        self.streaming = False
+
+    def __call__(self, signum: int, frame: FrameType | None) -> None:
+        if self.signum is not None:
+            print(f"hanasu: {_signal_name(signum)} again; stopped at once", file=sys.stderr)
+            os._exit(128 + signum)
+        self.signum = signum
+        self.event.set()
+        if not self.streaming:
+            raise _Interrupted(signum)
+
+
+@contextmanager
+def _signals_stop(handler: _SignalStop) -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread():
+        yield  # signal.signal only works on the main thread (run_file used from a test)
+        return
+    wanted = (signal.SIGINT, signal.SIGTERM)
+    previous: dict[int, Callable[[int, FrameType | None], object] | int | None] = {
+        sig: signal.signal(sig, handler) for sig in wanted
+    }
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+
+
+def _signal_name(signum: int) -> str:
+    return signal.Signals(signum).name
+
+
 def main(args: argparse.Namespace) -> int:
+    """Exit status: 0 done, 1 a one-line error, 128 + signal number when interrupted."""
+    for path, option in ((args.output, "--output"), (args.timeline, "--timeline")):
+        if path is not None:
+            check_output_path(path, option)
     audio = read_audio(args.input)
-    persona, engines = load_persona_and_engines(args)
-    config = PipelineConfig(speculative=not args.no_speculative)
-    room = RoomSimulation(args.echo_room / 1000, args.echo_gain) if args.echo_room else None
-    use_aec = args.aec if args.aec is not None else room is not None
-    echo = build_echo_canceller() if use_aec else None
-    detector = build_turn_detector() if args.smart_turn and not args.fake_engines else None
-    result = run_file(engines, persona, audio, config, args.max_wait, echo, room, detector)
-    write_audio(args.output, result.output, result.sample_rate)
-    if args.timeline:
-        args.timeline.parent.mkdir(parents=True, exist_ok=True)
-        args.timeline.write_text(json.dumps(timeline_json(result, args.input), indent=2))
+    stopper = _SignalStop()
+    try:
+        with _signals_stop(stopper):
+            persona, engines = load_persona_and_engines(args)
+            config = PipelineConfig(speculative=not args.no_speculative)
+            room = (
+                RoomSimulation(args.echo_room / 1000, args.echo_gain) if args.echo_room else None
+            )
+            use_aec = args.aec if args.aec is not None else room is not None
+            echo = build_echo_canceller() if use_aec else None
+            detector = (
+                build_turn_detector() if args.smart_turn and not args.fake_engines else None
+            )
+            keeper = None if args.no_history else open_keeper()
+            stopper.streaming = True
+            try:
+                result = run_file(
+                    engines, persona, audio, config, args.max_wait, echo, room, detector,
+                    stopper.event, keeper, args.new_conversation,
+                )
+            finally:
+                if keeper is not None:
+                    keeper.close()  # the queued writes are done before it returns
+            stopper.streaming = False
+    except _Interrupted as exc:
+        print(
+            f"hanasu: interrupted ({_signal_name(exc.signum)}) before the input was played;"
+            " nothing written",
+            file=sys.stderr,
+        )
+        return 128 + exc.signum
+    _write_outputs(args, result)
+    if result.interrupted and stopper.signum is not None:
+        written = f"{result.output.size / result.sample_rate:.1f} s to {args.output}"
+        if args.timeline:
+            written += f" and {len(result.turns)} turn(s) to {args.timeline}"
+        print(
+            f"hanasu: interrupted ({_signal_name(stopper.signum)}); wrote {written}",
+            file=sys.stderr,
+        )
+        return 128 + stopper.signum
+    _log_turns(result)
+    return 0
+
+
+def open_keeper() -> Keeper:
+    """The app's conversation store; what went wrong opening it is one line on stderr."""
+    opened = open_database()
+    if opened.notice:
+        print(f"hanasu: {opened.notice}", file=sys.stderr)
+    return Keeper(opened, notify=lambda message: print(f"hanasu: {message}", file=sys.stderr))
+
+
+def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:
+    """Write the speaker track and the timeline; a failure is one line (OutputPathError)."""
+    try:
+        write_audio(args.output, result.output, result.sample_rate)
+        if args.timeline:
+            args.timeline.write_text(json.dumps(timeline_json(result, args.input), indent=2))
+    except OSError as exc:
+        raise OutputPathError(f"could not write the output: {exc}") from exc
+
+
+def _log_turns(result: RunResult) -> None:
     for turn in result.turns:
         v2v = turn.voice_to_voice
         log.info(
@@ -228,4 +390,3 @@ def main(args: argparse.Namespace) -> int:
             turn.heard_text,
             f"{v2v:.2f} s" if v2v is not None else "n/a",
         )
-    return 0

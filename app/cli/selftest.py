@@ -180,6 +180,8 @@ def load_engines(report: Report, where: dict[str, str]) -> Engines | None:
     ends = [at for _, at in marks[1:]] + [done]
     for (role, at), until in zip(marks, ends, strict=False):
         report.add(role, "OK", f"loaded  {where.get(role, '')}", until - at)
+    for notice in engines.notices:  # a voice fallback: the app works, but not as asked
+        report.add("notice", "WARN", notice)
     _gpu_note(report, engines)
     return engines
 

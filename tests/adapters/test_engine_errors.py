@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -117,3 +118,99 @@ def test_importing_adapters_loads_no_engine_library() -> None:
         [sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True
     )
     assert out.stdout.strip() == ""
+
+
+# ---- issue 12: over-long persona prompt, voice fallback notices, repair hints ----------
+
+
+def long_prompt(chars: int = 30_000) -> str:
+    """Plain sentences, ``chars`` long: far more tokens than a 4,096-token context."""
+    sentence = "The captain sailed past seven quiet islands before the storm came in. "
+    return (sentence * (chars // len(sentence) + 1))[:chars]
+
+
+@pytest.mark.slow
+def test_persona_prompt_longer_than_the_context_is_one_clear_error() -> None:
+    """Checked before decoding; llama.cpp itself only says "llama_decode returned 1"."""
+    from app.adapters.llama_llm import LlamaLanguageModel, PromptTooLongError
+    from app.core.ports import ChatMessage
+
+    llm = LlamaLanguageModel(n_ctx=4096, max_tokens=200)
+    system = ChatMessage("system", long_prompt())
+    with pytest.raises(PromptTooLongError) as caught:
+        llm.warm([system])
+    message = str(caught.value)
+    assert re.fullmatch(
+        r"the persona's prompt is [\d,]+ tokens; the model's context holds 3,896 with room "
+        r"for a reply: shorten the persona's system prompt",
+        message,
+    ), message
+    assert caught.value.tokens > 4096
+    with pytest.raises(PromptTooLongError, match=r"shorten the persona's system prompt"):
+        list(llm.stream([system, ChatMessage("user", "Hi")], cancelled=lambda: False))
+    # the model is still usable with a prompt that fits
+    stats = llm.warm([ChatMessage("system", "You are brief.")])
+    assert 0 < stats.prompt_tokens < 100
+
+
+def corrupt_kokoro(data_dir: Path) -> Path:
+    """The production Kokoro files at the right size, but all zeros (a broken download)."""
+    from app.models.catalog import load_catalog
+
+    [entry] = [e for e in load_catalog().downloadable("tts") if "kokoro" in e.main]
+    root = data_dir / "models" / (entry.dir or entry.variant)
+    root.mkdir(parents=True)
+    for file in entry.files:
+        with (root / file.name).open("wb") as fh:
+            fh.truncate(file.size or 1_000_000)
+    return root
+
+
+def test_a_voice_that_falls_back_to_espeak_gives_a_notice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.adapters.espeak_tts import EspeakSynthesizer
+    from app.engines import EngineChoice, _voice
+
+    monkeypatch.setenv("HANASU_DATA_DIR", str(tmp_path / "data"))
+    corrupt_kokoro(tmp_path / "data")
+    tts, notices = _voice(EngineChoice(), None)
+    assert isinstance(tts, EspeakSynthesizer)
+    [notice] = notices
+    assert notice.startswith("Kokoro voice could not load (")
+    assert "speaking with eSpeak instead" in notice
+    assert "hanasu models download tts" in notice
+    assert "\n" not in notice
+
+
+def test_a_voice_that_loads_gives_no_notice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app.engines import EngineChoice, _voice
+
+    monkeypatch.setenv("HANASU_DATA_DIR", str(tmp_path / "empty"))
+    _, notices = _voice(EngineChoice(), None)
+    assert notices == ()
+
+
+def test_a_managed_model_that_fails_to_load_says_how_to_repair_it(tmp_path: Path) -> None:
+    from app.engines import _repairable
+    from app.models.catalog import load_catalog
+    from app.models.resolve import ResolvedModel
+
+    def broken() -> None:
+        raise EngineLoadError(f"speech recognizer {tmp_path} could not be loaded: bad file")
+
+    [entry, *_] = load_catalog().downloadable("asr")
+    downloaded = ResolvedModel("asr", tmp_path, "user-data", entry, 1)
+    with pytest.raises(EngineLoadError) as caught:
+        _repairable(downloaded, broken)
+    assert str(caught.value).endswith(
+        "bad file; `hanasu models verify` checks it; `hanasu models download asr` re-downloads it"
+    ) or "--variant" in str(caught.value)
+    embedded = ResolvedModel("asr", tmp_path, "embedded", None, 1)
+    with pytest.raises(EngineLoadError, match=r"reinstalling hanasu restores it$"):
+        _repairable(embedded, broken)
+    own_file = ResolvedModel("asr", tmp_path, "explicit", None, 1)
+    with pytest.raises(EngineLoadError, match=r"could not be loaded: bad file$"):
+        _repairable(own_file, broken)

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -189,3 +192,200 @@ def test_any_sample_rate_and_channels_are_accepted(tmp_path: Path) -> None:
     track, rate = soundfile.read(str(out), dtype="float32")
     assert track.size / rate >= 2.5 - 0.01
     assert np.flatnonzero(np.abs(track) > 0.01)[0] / rate > 1.5
+
+
+# ---- bad output paths fail before the run (issue 12, item 4) ----------------------------
+
+
+def long_input(folder: Path, seconds: float = 20.0) -> Path:
+    """Silence with a short 'question' tone: a fake-engine run of it takes ``seconds``."""
+    path = folder / "long.wav"
+    t = np.arange(int(seconds * 16_000)) / 16_000
+    tone = np.where((t > 0.3) & (t < 1.3), 0.3 * np.sin(2 * np.pi * 180 * t), 0.0)
+    soundfile.write(str(path), tone.astype(np.float32), 16_000)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("option", "make", "message"),
+    [
+        ("--output", lambda p: Path("/proc/out.wav"), "cannot be written"),
+        ("--output", lambda p: p, "is a folder"),
+        ("--output", lambda p: p / "no" / "such" / "o.wav", "does not exist"),
+        ("--timeline", lambda p: Path("/proc/t.json"), "cannot be written"),
+        ("--timeline", lambda p: p, "is a folder"),
+        ("--timeline", lambda p: p / "missing" / "t.json", "does not exist"),
+    ],
+    ids=["output-proc", "output-folder", "output-no-parent", "timeline-proc",
+         "timeline-folder", "timeline-no-parent"],
+)
+def test_unwritable_output_fails_before_running(
+    tmp_path: Path,
+    option: str,
+    make,  # type: ignore[no-untyped-def]
+    message: str,
+) -> None:
+    question = long_input(tmp_path)
+    paths = {"--output": tmp_path / "o.wav", "--timeline": tmp_path / "t.json"}
+    paths[option] = make(tmp_path)
+    started = time.monotonic()
+    done = hanasu(
+        "run", "--input", str(question), "--output", str(paths["--output"]),
+        "--timeline", str(paths["--timeline"]), "--fake-engines", timeout=60,
+    )
+    elapsed = time.monotonic() - started
+    assert done.returncode == 1, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and option in lines[0] and message in lines[0], done.stderr
+    assert elapsed < 15, f"ran the 20 s input first ({elapsed:.0f} s)"
+    assert not (tmp_path / "o.wav").exists() and not (tmp_path / "t.json").exists()
+
+
+# ---- Ctrl-C / SIGTERM write what was produced (item 7) -------------------------------
+
+
+def start_run(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen[str], Path, Path]:
+    question = long_input(tmp_path, 30.0)
+    out, timeline = tmp_path / "o.wav", tmp_path / "t.json"
+    env = {**os.environ, "HANASU_LOG_DIR": str(tmp_path / "log")}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app", "run", "--input", str(question), "--output", str(out),
+         "--timeline", str(timeline), *extra],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    log = tmp_path / "log" / "hanasu.log"
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.is_file() and "as the microphone" in log.read_text(errors="replace"):
+            break
+        time.sleep(0.1)
+    return proc, out, timeline
+
+
+@pytest.mark.parametrize(
+    ("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["SIGTERM", "SIGINT"]
+)
+def test_signal_mid_run_writes_what_was_produced(
+    tmp_path: Path, sig: signal.Signals, code: int
+) -> None:
+    proc, out, timeline = start_run(tmp_path, "--fake-engines")
+    time.sleep(3.0)  # the tone ends at 1.3 s: the fake reply is playing or done by now
+    proc.send_signal(sig)
+    try:
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+    assert proc.returncode == code, stderr
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert f"interrupted ({sig.name})" in lines[0] and str(out) in lines[0], stderr
+    track, rate = soundfile.read(str(out), dtype="float32")  # a valid WAV
+    assert 2.0 < track.size / rate < 10.0  # what was played until the signal, not 30 s
+    assert np.abs(track).max() > 0.01  # with the reply that was already spoken
+    data = json.loads(timeline.read_text())
+    assert len(data["turns"]) == 1
+
+
+def test_signal_while_loading_says_nothing_was_written(tmp_path: Path) -> None:
+    question = long_input(tmp_path, 5.0)
+    out = tmp_path / "o.wav"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app", "run", "--input", str(question), "--output", str(out)],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(2.5)  # the real engines take longer than this to load and warm
+    proc.send_signal(signal.SIGTERM)
+    try:
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 143, stderr
+    assert "interrupted (SIGTERM)" in stderr and "nothing written" in stderr, stderr
+    assert "Traceback" not in stderr
+    assert not out.exists()
+
+
+# ---- problems found while loading are said, in one line (items 6 and 9) ----------------
+
+
+def hanasu_env(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "app", *args],
+        cwd=REPO, env={**os.environ, **env}, capture_output=True, text=True, timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+def test_voice_fallback_is_said_on_stderr(tmp_path: Path) -> None:
+    """A corrupt Kokoro download: run still talks (eSpeak), and says why and what to run."""
+    from tests.adapters.test_engine_errors import corrupt_kokoro
+
+    data = tmp_path / "data"
+    corrupt_kokoro(data)
+    quiet = tmp_path / "quiet.wav"
+    soundfile.write(str(quiet), np.zeros(16_000, dtype=np.float32), 16_000)
+    done = hanasu_env(
+        {"HANASU_DATA_DIR": str(data)},
+        "run", "--input", str(quiet), "--output", str(tmp_path / "o.wav"), "--no-smart-turn",
+    )
+    assert done.returncode == 0, done.stderr
+    [line] = [ln for ln in done.stderr.splitlines() if "Kokoro" in ln]
+    assert line.startswith("hanasu: Kokoro voice could not load (")
+    assert "speaking with eSpeak instead" in line and "hanasu models download tts" in line
+
+
+@pytest.mark.slow
+def test_persona_prompt_too_long_for_the_model_is_one_line(tmp_path: Path) -> None:
+    from tests.adapters.test_engine_errors import long_prompt
+
+    data = tmp_path / "data"
+    (data / "personas").mkdir(parents=True)
+    prompt = long_prompt(30_000)
+    (data / "personas" / "talker.toml").write_text(
+        f'id = "talker"\nname = "Talker"\nsystem_prompt = """\n{prompt}\n"""\n',
+        encoding="utf-8",
+    )
+    quiet = tmp_path / "quiet.wav"
+    soundfile.write(str(quiet), np.zeros(16_000, dtype=np.float32), 16_000)
+    done = hanasu_env(
+        {"HANASU_DATA_DIR": str(data)},
+        "run", "--input", str(quiet), "--output", str(tmp_path / "o.wav"), "--persona", "talker",
+    )
+    assert done.returncode == 1, done.stderr
+    last = done.stderr.strip().splitlines()[-1]
+    assert re.fullmatch(
+        r"hanasu: persona 'talker' prompt is [\d,]+ tokens; the model's context holds 3,896 "
+        r"with room for a reply: shorten the persona's system prompt",
+        last,
+    ), done.stderr
+    assert "Traceback" not in done.stderr and "llama_decode" not in done.stderr
+
+
+# ---- NaN/Inf input samples (item 5) ---------------------------------------------------
+
+
+@pytest.mark.slow
+def test_nan_samples_in_the_input_do_not_delay_the_reply(tmp_path: Path) -> None:
+    """Before: Whisper heard ')))))...' for as long as it could and the reply came ~40 s
+    late. The listener now zeroes non-finite samples before VAD/ASR and says so once."""
+    question = tmp_path / "question.wav"
+    espeak(question, "What is your favourite colour?", 0.5, 1.0)
+    audio = read_audio(question)  # 16 kHz float
+    audio[int(0.1 * 16_000) : int(0.3 * 16_000)] = np.nan
+    audio[::997] = np.nan
+    audio[-8_000:-6_400] = np.inf
+    broken = tmp_path / "broken.wav"
+    soundfile.write(str(broken), audio, 16_000, subtype="FLOAT")
+    out, timeline = tmp_path / "o.wav", tmp_path / "t.json"
+    done = hanasu(
+        "run", "--input", str(broken), "--output", str(out), "--timeline", str(timeline)
+    )
+    assert done.returncode == 0, done.stderr
+    [turn] = json.loads(timeline.read_text())["turns"]
+    assert "colo" in turn["transcript"].lower(), turn["transcript"]
+    assert 0 < turn["voice_to_voice"] < 3.0
+    warnings = [ln for ln in done.stderr.splitlines() if "non-finite" in ln]
+    assert len(warnings) == 1, done.stderr
+    expected = int(np.count_nonzero(~np.isfinite(audio)))
+    assert f"replaced {expected} non-finite" in warnings[0]

@@ -1,0 +1,119 @@
+"""Nothing leaves the machine: ``run``, the desktop app and the self-test, with the real
+embedded engines, under ``strace -f``, make no internet connection or DNS lookup and write
+no file outside the app's own folders and the paths the user named.
+
+onnxruntime 1.2x/1.3x phones home (a DNS lookup of mobile.events.data.microsoft.com and a
+device id under ~/.cache/Microsoft) unless ORT_DISABLE_TELEMETRY=1 is set before it loads;
+app/privacy.py does that first thing. Needs ``strace`` (installed in CI; root can trace).
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.privacy.trace import (
+    Traced,
+    allowed_roots,
+    forbidden_writes,
+    network_attempts,
+    run_traced,
+    run_traced_until,
+    strace_env,
+    stray_files,
+)
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _needs_strace() -> None:
+    if shutil.which("strace") is None:
+        pytest.fail("strace is not installed (apt-get install strace): the privacy tests need it")
+
+
+def question(folder: Path) -> Path:
+    raw, padded = folder / "raw.wav", folder / "question.wav"
+    subprocess.run(
+        ["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(raw), "What is your name?"],
+        check=True,
+    )
+    subprocess.run(["sox", str(raw), str(padded), "pad", "0.3", "0.8"], check=True)
+    return padded
+
+
+def assert_private(traced: Traced, home: Path, named: list[Path]) -> None:
+    roots = allowed_roots(home, named)
+    assert traced.lines, "strace wrote no trace"
+    net = network_attempts(traced.lines)
+    assert not net, "network or DNS attempts:\n" + "\n".join(net[:20])
+    writes = forbidden_writes(traced.lines, roots)
+    assert not writes, "writes outside the app's folders:\n" + "\n".join(writes[:20])
+    stray = stray_files(home, roots)
+    assert not stray, "files left outside the app's folders:\n" + "\n".join(stray[:20])
+
+
+def test_run_with_real_engines_stays_on_the_machine(tmp_path: Path) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    wav = question(work)
+    out, timeline = work / "out" / "reply.wav", work / "out" / "timeline.json"
+    out.parent.mkdir()
+    traced = run_traced(
+        ["run", "--input", str(wav), "--output", str(out), "--timeline", str(timeline)],
+        strace_env(home),
+        tmp_path / "run.trace",
+        timeout=400,
+    )
+    assert traced.returncode == 0, traced.stderr
+    assert out.is_file() and timeline.is_file()
+    assert_private(traced, home, [out, timeline])
+
+
+def test_desktop_app_with_real_engines_stays_on_the_machine(tmp_path: Path) -> None:
+    """The window with the real engines until they are ready, a few seconds idle, SIGTERM."""
+    home = tmp_path / "home"
+    home.mkdir()
+    log = home / ".local" / "state" / "hanasu" / "log" / "hanasu.log"
+
+    def engines_ready() -> bool:
+        return log.is_file() and "engines ready" in log.read_text(errors="replace")
+
+    env = strace_env(home, {"QT_QPA_PLATFORM": "offscreen"})
+    traced = run_traced_until([], env, tmp_path / "gui.trace", engines_ready, timeout=300)
+    assert engines_ready(), f"the engines never became ready:\n{traced.stderr}"
+    assert traced.returncode == 0, traced.stderr  # SIGTERM quits the app normally
+    assert_private(traced, home, [])
+
+
+def test_self_test_stays_on_the_machine(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    traced = run_traced(["--self-test"], strace_env(home), tmp_path / "st.trace", timeout=400)
+    assert "self-test" in traced.stdout, traced.stderr
+    assert re.search(r"^OK\s+llm\b", traced.stdout, re.MULTILINE), traced.stdout
+    assert_private(traced, home, [])
+
+
+def test_bench_stays_on_the_machine(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    report = tmp_path / "bench.json"
+    traced = run_traced(
+        ["bench", "--count", "1", "--no-baseline", "--json", str(report)],
+        strace_env(home),
+        tmp_path / "bench.trace",
+        timeout=400,
+    )
+    assert traced.returncode == 0, traced.stderr
+    assert report.is_file()
+    # bench speaks its test questions into a TemporaryDirectory (the OS temp dir, here
+    # $TMPDIR) and removes it: allowed, as long as nothing is left there.
+    temp = home / "tmp"
+    assert_private(traced, home, [report, temp])
+    assert not any(temp.iterdir()), list(temp.iterdir())
