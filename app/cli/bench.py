@@ -247,12 +247,13 @@ def main(args: argparse.Namespace) -> int:
     variants = [("server" if args.llm_url else "in_process", engines)]
     if args.llm_url and args.compare_local:
         variants.insert(0, ("in_process", replace(engines, llm=_local_llm(args, persona))))
-    reports: dict[str, dict[str, object]] = {}
-    for name, chosen in variants:
-        counting = CountingModel(chosen.llm)
-        measured = replace(chosen, llm=counting)
-        rows = []
-        for path, audio in zip(paths, inputs, strict=True):
+    # Question by question, each engine in turn: load on a shared machine drifts, and
+    # interleaving spreads it evenly over the engines compared.
+    counted = [(name, CountingModel(chosen.llm), chosen) for name, chosen in variants]
+    rows: dict[str, list[dict[str, object]]] = {name: [] for name, _ in variants}
+    for path, audio in zip(paths, inputs, strict=True):
+        for name, counting, chosen in counted:
+            measured = replace(chosen, llm=counting)
             result = run_file(measured, persona, audio, config, turn_detector=detector)
             end = speech_end_s(audio, PIPELINE_SAMPLE_RATE)
             first = first_audio_after_s(result.output, result.sample_rate, end)
@@ -269,15 +270,14 @@ def main(args: argparse.Namespace) -> int:
             if not args.no_baseline:
                 hangover = config.endpoint.end_of_turn_ms / 1000
                 row["naive_serial"] = naive_turn_s(chosen, persona, audio, hangover)
-            rows.append(row)
+            rows[name].append(row)
             v2v = row["voice_to_voice"]
+            label = f"{name} {path.name}" if len(variants) > 1 else path.name
             print(
-                f"{name} {path.name}: v2v {v2v:.3f} s"
-                if isinstance(v2v, float)
-                else f"{name} {path.name}: no reply",
+                f"{label}: v2v {v2v:.3f} s" if isinstance(v2v, float) else f"{label}: no reply",
                 flush=True,
             )
-        reports[name] = _report(rows)
+    reports = {name: _report(found) for name, found in rows.items()}
     if len(reports) == 1:
         report = next(iter(reports.values()))
         print(json.dumps(report["summary"], indent=2))

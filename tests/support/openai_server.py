@@ -84,7 +84,8 @@ class LlamaCppServer:
             "--host", "127.0.0.1",
             "--port", str(self.port),
             "--n_ctx", "4096",
-            "--n_threads", "2",
+            "--n_threads", str(max((os.cpu_count() or 2) // 2, 1)),  # llama-cpp's defaults,
+            "--n_threads_batch", str(os.cpu_count() or 1),  # as for the in-process model
             "--verbose", "true",
         ]  # fmt: skip
         if self.api_key:
