@@ -5,6 +5,10 @@ the new user message. llama.cpp therefore finds the whole previous conversation 
 in its KV cache and only evaluates the new words (warm time to first token).
 Only what the user actually heard of a reply is recorded, so an interrupted answer does
 not pretend to have been said.
+
+When the history outgrows its budget the oldest exchanges go in a block (a quarter of the
+budget at once), not one per turn: the prefix after the system prompt changes, so the
+cache is re-evaluated once per block and every turn in between is warm again.
 """
 
 from __future__ import annotations
@@ -12,6 +16,23 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from app.core.ports import ChatMessage
+
+CHARS_PER_TOKEN = 3
+"""A safe (low) estimate for English and most Latin-script text with Gemma/Qwen tokenizers."""
+TURN_ROOM_CHARS = 1500
+"""Kept free for the new user message and the memory note in front of it."""
+
+
+def weight(text: str) -> int:
+    """Characters, with each non-ASCII one counted as three: a Japanese or Chinese
+    character is about a token on its own, so the budget holds in any script."""
+    return len(text) + 2 * sum(1 for c in text if ord(c) > 127)
+
+
+def history_budget_chars(prompt_budget_tokens: int, system_prompt: str) -> int:
+    """History characters that fit the model's prompt budget (n_ctx minus the reply)."""
+    room = prompt_budget_tokens * CHARS_PER_TOKEN - len(system_prompt) - TURN_ROOM_CHARS
+    return max(1000, room)
 
 
 @dataclass
@@ -21,6 +42,12 @@ class Conversation:
     """Oldest exchanges are dropped past this (costs one cold prompt, then warm again)."""
     exchanges: list[tuple[str, str]] = field(default_factory=list)
     _unanswered: str = ""
+    drop_fraction: float = 0.25
+    """Share of ``max_history_chars`` freed at each drop, so drops are rare."""
+
+    def __post_init__(self) -> None:
+        self.exchanges = list(self.exchanges)  # a restored history is ours to trim
+        self._fit()
 
     def system_messages(self) -> list[ChatMessage]:
         return [ChatMessage("system", self.system_prompt)]
@@ -45,11 +72,29 @@ class Conversation:
             return
         self._unanswered = ""
         self.exchanges.append((user_text, heard))
-        while self._history_chars() > self.max_history_chars and len(self.exchanges) > 1:
+        self._fit()
+
+    def retract(self, user_text: str, heard_text: str) -> None:
+        """Undo the last ``commit(user_text, heard_text)`` (a turn that belonged to the
+        conversation this one replaced: its exchange is kept with that one instead)."""
+        heard = heard_text.strip()
+        if not heard:
+            if self._unanswered == user_text:
+                self._unanswered = ""
+            return
+        if self.exchanges and self.exchanges[-1] == (user_text, heard):
+            self.exchanges.pop()
+
+    def _fit(self) -> None:
+        """Past the budget, drop oldest exchanges until a block of room is free."""
+        if self._history_chars() <= self.max_history_chars:
+            return
+        target = self.max_history_chars * (1.0 - self.drop_fraction)
+        while self._history_chars() > target and len(self.exchanges) > 1:
             self.exchanges.pop(0)
 
     def _history_chars(self) -> int:
-        return sum(len(u) + len(a) for u, a in self.exchanges)
+        return sum(weight(u) + weight(a) for u, a in self.exchanges)
 
     def clear(self) -> None:
         self.exchanges.clear()

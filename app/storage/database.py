@@ -1,0 +1,256 @@
+"""The one SQLite database of conversations and memories (``hanasu.db`` in the user data dir).
+
+Opening is careful because this file holds what the user said over months:
+
+* a size check first (a file far bigger than any conversation history is not ours);
+* ``PRAGMA quick_check`` (the B-tree and page checks of ``integrity_check`` without the
+  slow index cross-check), so a damaged file is found at launch, not mid-conversation;
+* a damaged or foreign file is moved aside to ``hanasu.db.corrupt-<timestamp>`` (with its
+  ``-wal``/``-shm``), never deleted, and a clean database is started in its place; the
+  caller gets the one-line message to show;
+* a schema newer than this build is left untouched and the session runs in memory;
+* WAL journal with ``synchronous=FULL``: each committed exchange is on disk when its
+  transaction returns, so ``kill -9`` (or a power cut) loses at most the turn in flight.
+
+Schema versions live in ``schema_version``; ``_MIGRATIONS[n]`` takes a version-``n``
+database to ``n + 1`` inside one transaction.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from app.paths import user_data_dir
+
+log = logging.getLogger(__name__)
+
+DB_FILE = "hanasu.db"
+SCHEMA_VERSION = 2
+MAX_DB_BYTES = 2 * 1024**3
+"""Years of daily conversation are tens of MB; a file over 2 GiB is not ours to open."""
+BUSY_TIMEOUT_S = 5.0
+
+
+class DatabaseError(RuntimeError):
+    """The database cannot be used; ``str(error)`` is one line fit for the UI."""
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """SQLite's "database or disk is full" (SQLITE_FULL), or the OS's ENOSPC."""
+    text = str(exc).lower()
+    return "disk is full" in text or "no space left" in text
+
+
+def _v1(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE conversations ("
+        " id TEXT PRIMARY KEY,"
+        " persona_id TEXT NOT NULL,"
+        " started_at REAL NOT NULL,"
+        " updated_at REAL NOT NULL)"
+    )
+    db.execute("CREATE INDEX conversations_persona ON conversations(persona_id, updated_at)")
+    db.execute(
+        "CREATE TABLE exchanges ("
+        " id INTEGER PRIMARY KEY,"
+        " conversation_id TEXT NOT NULL REFERENCES conversations(id) ON DELETE CASCADE,"
+        " user_text TEXT NOT NULL,"
+        " heard_text TEXT NOT NULL,"
+        " interrupted INTEGER NOT NULL DEFAULT 0,"
+        " committed_at REAL NOT NULL,"
+        " timings TEXT NOT NULL DEFAULT '{}')"
+    )
+    db.execute("CREATE INDEX exchanges_conversation ON exchanges(conversation_id, id)")
+    db.execute(
+        "CREATE TABLE current_conversation ("
+        " persona_id TEXT PRIMARY KEY,"
+        " conversation_id TEXT NOT NULL)"
+    )
+
+
+def _v2(db: sqlite3.Connection) -> None:
+    db.execute(
+        "CREATE TABLE memories ("
+        " id INTEGER PRIMARY KEY,"
+        " persona_id TEXT NOT NULL,"
+        " text TEXT NOT NULL,"
+        " created_at REAL NOT NULL,"
+        " updated_at REAL NOT NULL)"
+    )
+    db.execute("CREATE INDEX memories_persona ON memories(persona_id, updated_at)")
+    if fts5_available(db):
+        db.execute(
+            "CREATE VIRTUAL TABLE memories_fts USING fts5("
+            " text, content='memories', content_rowid='id', tokenize='porter unicode61')"
+        )
+        db.execute(
+            "CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN"
+            " INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text); END"
+        )
+        db.execute(
+            "CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN"
+            " INSERT INTO memories_fts(memories_fts, rowid, text)"
+            " VALUES ('delete', old.id, old.text); END"
+        )
+        db.execute(
+            "CREATE TRIGGER memories_au AFTER UPDATE OF text ON memories BEGIN"
+            " INSERT INTO memories_fts(memories_fts, rowid, text)"
+            " VALUES ('delete', old.id, old.text);"
+            " INSERT INTO memories_fts(rowid, text) VALUES (new.id, new.text); END"
+        )
+
+
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v1, 1: _v2}
+"""``_MIGRATIONS[n]`` takes a version-``n`` database to version ``n + 1``."""
+
+
+def fts5_available(db: sqlite3.Connection) -> bool:
+    """Whether this SQLite build has FTS5 (Python's usually does; some distro builds not)."""
+    try:
+        db.execute("CREATE VIRTUAL TABLE temp._fts5_probe USING fts5(x)")
+        db.execute("DROP TABLE temp._fts5_probe")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+def has_fts(db: sqlite3.Connection) -> bool:
+    row = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_fts'"
+    ).fetchone()
+    return row is not None
+
+
+@dataclass(frozen=True)
+class Opened:
+    """Where the database is and what the user should be told about opening it."""
+
+    path: Path | None
+    """None: this session keeps everything in memory (nothing was or will be written)."""
+    notice: str = ""
+
+
+def default_path() -> Path:
+    return user_data_dir() / DB_FILE
+
+
+def connect(path: Path | None) -> sqlite3.Connection:
+    """A connection with this app's settings (``path`` None: a private in-memory database).
+
+    ``check_same_thread`` is off because a connection is handed from the thread that opens
+    it to the one thread that uses it; callers never share one between threads at once."""
+    target = str(path) if path is not None else ":memory:"
+    db = sqlite3.connect(target, timeout=BUSY_TIMEOUT_S, check_same_thread=False,
+                         isolation_level=None)
+    db.execute("PRAGMA foreign_keys = ON")
+    if path is not None:
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+    return db
+
+
+def schema_version(db: sqlite3.Connection) -> int:
+    exists = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
+    if not exists:
+        return 0
+    row = db.execute("SELECT version FROM schema_version").fetchone()
+    return int(row[0]) if row else 0
+
+
+def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> None:
+    """Bring ``db`` up to ``target``, one transaction per step."""
+    version = schema_version(db)
+    while version < target:
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            _MIGRATIONS[version](db)
+            db.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+            db.execute("DELETE FROM schema_version")
+            db.execute("INSERT INTO schema_version(version) VALUES (?)", (version + 1,))
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        version += 1
+        log.info("conversation database migrated to schema %d", version)
+
+
+def open_database(path: Path | None = None) -> Opened:
+    """Check, repair and migrate the database at ``path`` (default: the user data dir).
+
+    Never raises for a bad file: a corrupt one is moved aside and a fresh one made; when
+    even that fails (read-only or full disk) the session runs in memory. The returned
+    notice, when not empty, is the one line to show the user."""
+    path = path or default_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        return Opened(None, f"Conversations will not be saved: cannot create {path.parent} "
+                            f"({exc.strerror or exc}).")
+    notice = ""
+    problem = _check(path)
+    if problem == "newer":
+        return Opened(None, "The conversation database was made by a newer Hanasu; "
+                            "this session's conversation will not be saved.")
+    if problem:
+        aside = _move_aside(path)
+        notice = (f"The conversation database was damaged ({problem}); it was moved to "
+                  f"{aside.name} and a new one was started.")
+        log.warning("%s", notice)
+    try:
+        db = connect(path)
+        try:
+            migrate(db)
+        finally:
+            db.close()
+    except sqlite3.Error as exc:
+        reason = "the disk is full" if is_disk_full(exc) else str(exc)
+        log.warning("cannot create the conversation database %s: %s", path, exc)
+        return Opened(None, f"Conversations will not be saved this session: {reason}.")
+    return Opened(path, notice)
+
+
+def _check(path: Path) -> str:
+    """Empty when ``path`` is absent or healthy; else why not ("newer" for a newer schema)."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return ""
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
+    if size > MAX_DB_BYTES:
+        return f"{size // 1024**2} MB, far more than any conversation history"
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S)
+        try:
+            rows = db.execute("PRAGMA quick_check").fetchall()
+            if [tuple(r) for r in rows] != [("ok",)]:
+                return f"check failed: {rows[0][0]}"
+            if schema_version(db) > SCHEMA_VERSION:
+                return "newer"
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return ""
+
+
+def _move_aside(path: Path) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    n = 1
+    while aside.exists():
+        n += 1
+        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+    for suffix in ("", "-wal", "-shm"):
+        source = path.with_name(path.name + suffix)
+        if source.exists():
+            source.replace(aside.with_name(aside.name + suffix))
+    return aside
