@@ -11,16 +11,18 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from app.core.conversation import Conversation
+from app.core.conversation import Conversation, history_budget_chars
 from app.core.endpointing import EndpointConfig, Endpointer
 from app.core.events import FloatAudio, PipelineEvent, Transcript, TurnCommitted
 from app.core.listener import Listener, MicBlock, PlayedBlock, SetListening
+from app.core.memory_intents import with_memories
 from app.core.metrics import TimelineRecorder
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
+    ChatMessage,
     EchoCanceller,
     LanguageModel,
     SpeechRecognizer,
@@ -96,6 +98,12 @@ class _SetMuted:
 @dataclass(frozen=True)
 class _SetSystemPrompt:
     prompt: str
+    exchanges: tuple[tuple[str, str], ...] = ()
+    key: object = None
+
+
+ContextProvider = Callable[[object, str], str]
+"""``(conversation key, user text) -> note`` put before the user's words (memories)."""
 
 
 class VoicePipeline:
@@ -113,7 +121,7 @@ class VoicePipeline:
         self.engines = engines
         self.recorder = TimelineRecorder()
         self.machine = TurnMachine(
-            Conversation(system_prompt),
+            Conversation(system_prompt, self._history_budget(system_prompt)),
             speculative=self.config.speculative,
             barge_in=self.config.barge_in,
             sample_rate=self.config.endpoint.sample_rate,
@@ -147,6 +155,11 @@ class VoicePipeline:
         self._workers = [self.listener, self.transcriber, self.responder, self.synthesizer]
         self._controller = threading.Thread(target=self._control, name="controller", daemon=True)
         self._running = False
+        self.conversation_key: object = None
+        """Whose conversation this is (the app's persona and conversation id); set with
+        ``load_conversation`` and read back per turn with ``key_of``."""
+        self._turn_keys: dict[int, object] = {}
+        self._context: ContextProvider | None = None
 
     # ---- lifecycle ------------------------------------------------------------------
 
@@ -196,6 +209,37 @@ class VoicePipeline:
         """Switch persona: a fresh conversation, and its prefix warmed right away."""
         self._bus.put(_SetSystemPrompt(prompt))
 
+    def load_conversation(
+        self, prompt: str, exchanges: Sequence[tuple[str, str]] = (), key: object = None
+    ) -> None:
+        """Switch to a persona's conversation with its history (a resumed or reopened
+        one); the whole prefix, history included, is warmed in the background.
+
+        ``key`` is the caller's name for the conversation: exchanges committed from now on
+        are reported under it (``key_of``), and a turn still finishing from before the
+        switch is kept out of this conversation's history."""
+        self._bus.put(_SetSystemPrompt(prompt, tuple(exchanges), key))
+
+    def set_context_provider(self, provider: ContextProvider | None) -> None:
+        """Called on the controller thread before each reply; what it returns is put in
+        front of the user's words in the prompt (never in the history)."""
+        self._context = provider
+
+    def _history_budget(self, system_prompt: str) -> int:
+        """From the model's prompt budget (n_ctx minus a reply) where it reports one."""
+        budget = getattr(self.engines.llm, "prompt_budget", None)
+        try:
+            tokens = budget() if callable(budget) else None
+        except Exception:  # a server that is down: the default budget
+            tokens = None
+        if not isinstance(tokens, int):
+            return Conversation.max_history_chars
+        return history_budget_chars(tokens, system_prompt)
+
+    def key_of(self, turn_id: int) -> object:
+        """The conversation key the turn started under (controller thread)."""
+        return self._turn_keys.get(turn_id, self.conversation_key)
+
     def is_idle(self) -> bool:
         """No speech in progress, no live turn, nothing queued or playing."""
         return (
@@ -228,8 +272,11 @@ class VoicePipeline:
             live = self.machine.live_turn_id
             if live is not None:
                 self._execute(self.machine.cancel_live(now, "persona changed"))
-            self.machine.conversation = Conversation(item.prompt)
-            self.warm()
+            self.machine.conversation = Conversation(
+                item.prompt, self._history_budget(item.prompt), list(item.exchanges)
+            )
+            self.conversation_key = item.key
+            self.responder.inbox.put(WarmJob(self.machine.conversation.messages_for("")[:-1]))
             return
         event: PipelineEvent = item  # type: ignore[assignment]
         self._observe(event)
@@ -251,8 +298,12 @@ class VoicePipeline:
         for command in commands:
             match command:
                 case Publish():
+                    if isinstance(command.event, TurnCommitted):
+                        self._keep_in_its_conversation(command.event)
                     self._observe(command.event)
                 case StartTurn():
+                    self._turn_keys[command.turn_id] = self.conversation_key
+                    self._turn_keys.pop(command.turn_id - 256, None)  # old turns' keys
                     self.live.turn_id = command.turn_id
                     self.playback.begin(command.turn_id, held=command.held)
                     self.transcriber.inbox.put(TranscribeJob(command.turn_id, command.audio))
@@ -263,4 +314,21 @@ class VoicePipeline:
                         self.live.turn_id = None
                     self.playback.cancel(command.turn_id)
                 case Respond():
-                    self.responder.inbox.put(RespondJob(command.turn_id, command.messages))
+                    messages = self._with_context(command.turn_id, command.messages)
+                    self.responder.inbox.put(RespondJob(command.turn_id, messages))
+
+    def _with_context(self, turn_id: int, messages: list[ChatMessage]) -> list[ChatMessage]:
+        if self._context is None or not messages:
+            return messages
+        try:
+            note = self._context(self.key_of(turn_id), messages[-1].content)
+        except Exception:  # memories are a help, never a reason to miss a reply
+            log.exception("context provider failed")
+            return messages
+        return with_memories(messages, note)
+
+    def _keep_in_its_conversation(self, event: TurnCommitted) -> None:
+        """A turn that started before a conversation switch was committed by the machine
+        into the new conversation: take it out again (its own key still records it)."""
+        if self.key_of(event.turn_id) != self.conversation_key:
+            self.machine.conversation.retract(event.user_text, event.heard_text)
