@@ -53,6 +53,22 @@ class PersonaLibrary:
     """Skipped files, one line each with the path and the reason."""
     notices: list[str] = field(default_factory=list)
     """Things the user should know that are not errors (a replaced built-in, a moved folder)."""
+    sources: dict[str, Path] = field(default_factory=dict)
+    """The file each persona was read from."""
+    bundled: set[str] = field(default_factory=set)
+    """Ids of personas read from the app's own (read-only) folder."""
+
+    def is_builtin(self, persona_id: str) -> bool:
+        return persona_id in self.bundled
+
+    def image_path(self, persona: Persona) -> Path | None:
+        """The avatar picture's file, relative to the persona file's folder (None: the
+        drawn face). Only a plain file name or a path below that folder is accepted."""
+        name = persona.avatar.image
+        source = self.sources.get(persona.id)
+        if not name or source is None:
+            return None
+        return resolve_image(source.parent, name)
 
     def get(self, persona_id: str) -> Persona:
         for persona in self.personas:
@@ -69,6 +85,19 @@ class PersonaLibrary:
     def messages(self) -> list[str]:
         """Problems then notices: everything the window's notice area should list."""
         return [*self.problems, *self.notices]
+
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".webp")
+
+
+def resolve_image(folder: Path, name: str) -> Path | None:
+    """``folder/name`` when it stays inside ``folder`` and is a picture file name."""
+    candidate = Path(name)
+    if candidate.is_absolute() or ".." in candidate.parts:
+        return None
+    if candidate.suffix.lower() not in IMAGE_SUFFIXES:
+        return None
+    return folder / candidate
 
 
 def _describe(error: ValidationError) -> str:
@@ -132,6 +161,8 @@ def load_personas(*folders: Path) -> PersonaLibrary:
                 library.notices.append(notice)
             by_id[persona.id] = (persona, path, folder == bundled)
     library.personas = sorted((p for p, _, _ in by_id.values()), key=lambda p: (p.order, p.name))
+    library.sources = {pid: path for pid, (_, path, _) in by_id.items()}
+    library.bundled = {pid for pid, (_, _, bundled) in by_id.items() if bundled}
     if not library.personas:
         raise ValueError("no usable persona found in " + ", ".join(map(str, folders)))
     return library

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -33,7 +34,11 @@ CHARACTER_RULES = (
 
 
 class AvatarStyle(BaseModel):
-    """Colours of the procedurally drawn face; an optional SVG under assets/avatars/."""
+    """Colours of the procedurally drawn face, or a picture.
+
+    ``image`` is a PNG or JPEG file name, relative to the folder of the persona's file
+    (an imported character card's picture is copied there); when it loads, the sidebar
+    and the stage show it instead of the drawn face."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -61,6 +66,57 @@ class VoiceChoice(BaseModel):
     speed: float = Field(default=1.0, ge=0.5, le=2.0)
 
 
+MAX_CARD_EXTRA_CHARS = 1_000_000
+"""Unknown character-card fields kept verbatim (lorebooks can be large)."""
+MAX_CARD_TEXT_CHARS = 200_000
+"""A card's own text fields, kept as written (the prompt made from them is capped)."""
+
+
+class LlmSettings(BaseModel):
+    """How the language model answers as this persona (None: the app's defaults).
+
+    Both are honoured by the pipeline: the temperature goes to the model's sampler, the
+    reply length caps the spoken sentences of each reply."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    reply_sentences: int | None = Field(default=None, ge=1, le=20)
+
+
+class CardOrigin(BaseModel):
+    """What an imported character card held beyond the persona's own fields, kept so the
+    persona exports back to an equivalent card."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: str = Field(default="chara_card_v2", max_length=MAX_SHORT_TEXT_CHARS)
+    description: str = Field(default="", max_length=MAX_CARD_TEXT_CHARS)
+    """The card's full description (the persona's own is one sidebar line)."""
+    first_mes: str = Field(default="", max_length=MAX_CARD_TEXT_CHARS)
+    """The card's first message as written (macros, any length); exported again while
+    the persona's greeting is still the one made from it."""
+    system_prompt: str = Field(default="", max_length=MAX_CARD_TEXT_CHARS)
+    """The card's own system prompt as written (likewise)."""
+    personality: str = Field(default="", max_length=MAX_CARD_TEXT_CHARS)
+    scenario: str = Field(default="", max_length=MAX_CARD_TEXT_CHARS)
+    mes_example: str = Field(default="", max_length=MAX_CARD_TEXT_CHARS)
+    creator_notes: str = Field(default="", max_length=MAX_CARD_TEXT_CHARS)
+    extra_json: str = Field(default="{}", max_length=MAX_CARD_EXTRA_CHARS)
+    """The card's other ``data`` fields (tags, creator, extensions, lorebook...) as JSON."""
+
+    @field_validator("extra_json")
+    @classmethod
+    def _is_object(cls, value: str) -> str:
+        try:
+            parsed = json.loads(value)
+        except ValueError as exc:
+            raise ValueError(f"card.extra_json is not JSON: {exc}") from exc
+        if not isinstance(parsed, dict):
+            raise ValueError("card.extra_json must hold a JSON object")
+        return value
+
+
 class Persona(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -74,6 +130,8 @@ class Persona(BaseModel):
     """Position in the sidebar; the lowest is the default persona."""
     voice: VoiceChoice = VoiceChoice()
     avatar: AvatarStyle = AvatarStyle()
+    llm: LlmSettings = LlmSettings()
+    card: CardOrigin | None = None
 
     @field_validator("system_prompt")
     @classmethod
