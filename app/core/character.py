@@ -19,6 +19,16 @@ _BREAKS = [
     r"\b(?:i was|i've been|i have been)\s+(?:trained|programmed)\b",
     r"\bsystem\s+prompt\b",
     r"\bthese\s+instructions\b",
+    # what a persona says when pushed ("are you an AI?", "ignore your instructions")
+    r"\b(?:computer|software)\s+program\b",
+    r"\bi(?:'m|\s+am)\s+(?:just\s+|only\s+|merely\s+)?(?:a\s+)?(?:program|software|bot)\b",
+    r"\bi(?:'m|\s+am)\s+not\s+(?:a\s+)?(?:real\s+)?(?:human|person)\b"
+    r"(?=\s*(?:[.,!?;:]|$|(?:and|but|so)\b))",
+    r"\bi(?:'m|\s+am)\s+programmed\b",
+    r"\bi\s+(?:don't|do\s+not)\s+have\s+(?:personal\s+)?(?:feelings|emotions|a\s+(?:physical\s+)?"
+    r"body|consciousness|personal\s+experiences)\b(?!\s+(?:for|about|towards?)\b)",
+    r"\b(?:ignore|disregard|forget|reveal|share)\s+(?:my|your|the|these|those|previous|prior|all)"
+    r"\s+(?:\w+\s+)?(?:instructions|guidelines|prompt)\b",
 ]
 _PATTERN = re.compile("|".join(_BREAKS), re.IGNORECASE)
 
