@@ -21,7 +21,10 @@ from PySide6.QtWidgets import QApplication
 
 from app.core.events import AssistantState
 from app.personas.loader import load_persona_library
+from app.storage.database import open_database
+from app.storage.keeper import Keeper
 from app.storage.settings import Settings, load_settings_with_notice, save_settings
+from app.ui.notices import Notice
 from app.ui.session import Session
 from app.ui.theme import apply_theme
 from app.ui.tray import create_tray
@@ -45,10 +48,33 @@ def create_window() -> MainWindow:
     for problem in library.problems:
         log.warning("persona problem: %s", problem)
     settings, settings_notice = load_settings_with_notice()
-    window = MainWindow(library, settings, save_settings=save_settings)
+    keeper = open_keeper()
+    window = MainWindow(library, settings, save_settings=save_settings, keeper=keeper.keeper)
+    keeper.window = window
     if settings_notice:
         window.add_notice(settings_notice)
+    if keeper.opened.notice:  # a damaged database moved aside, a newer one left alone
+        window.add_notice(keeper.opened.notice)
     return window
+
+
+class _WindowKeeper:
+    """The conversation store, with one-line problems (a full disk) posted to the window's
+    notice area from the writer thread, once the window exists."""
+
+    def __init__(self) -> None:
+        self.opened = open_database()
+        self.window: MainWindow | None = None
+        self.keeper = Keeper(self.opened, notify=self._notify)
+
+    def _notify(self, message: str) -> None:
+        log.warning("%s", message)
+        if self.window is not None:
+            self.window.bridge.post(Notice(message))
+
+
+def open_keeper() -> _WindowKeeper:
+    return _WindowKeeper()
 
 
 def run_app(fake_engines: bool = False) -> int:
@@ -60,6 +86,7 @@ def run_app(fake_engines: bool = False) -> int:
     apply_theme(app)
     window = create_window()
     session = Session(window.bridge.post, fake=fake_engines, parent=window)
+    session.keeper = window.conversations.keeper if window.conversations else None
     tray = create_tray(window)
     window.show()
     visible_ms = (time.perf_counter() - started) * 1000
@@ -180,3 +207,5 @@ def _start(window: MainWindow, session: Session, settings: Settings) -> None:
 def _shutdown(window: MainWindow, session: Session) -> None:
     window.shutdown()
     session.shutdown()
+    if window.conversations is not None:  # after the pipeline: its last commit is queued
+        window.conversations.keeper.close()

@@ -24,6 +24,7 @@ from app.engines import (
     warm_engines,
 )
 from app.personas.model import Persona
+from app.storage.keeper import Keeper
 from app.storage.settings import Settings, engine_choice, pipeline_config
 from app.ui.tasks import BackgroundTask, Report
 
@@ -75,6 +76,8 @@ class Session(QObject):
         self._generation = 0
         self._task: BackgroundTask[Running] | None = None
         self.running: Running | None = None
+        self.keeper: Keeper | None = None
+        """Where committed exchanges are saved and memories come from (None: nowhere)."""
 
     @property
     def pipeline(self) -> VoicePipeline | None:
@@ -147,6 +150,9 @@ class Session(QObject):
             turn_detector=detector,
         )
         pipeline.add_observer(self._post)
+        if self.keeper is not None:  # the window loads the conversation on ready
+            pipeline.add_observer(self.keeper.observer(pipeline))
+            pipeline.set_context_provider(self.keeper.context)
         pipeline.start()
         pipeline.set_muted(settings.muted)
         devices = None if audio_disabled() else self._open_devices(settings, pipeline, report)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Sequence
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QResizeEvent, QTextDocument
@@ -131,6 +132,16 @@ class TranscriptView(QScrollArea):
         text = f"<p style='font-size:15px'>{html.escape(greeting)}</p>" if greeting else ""
         self._hint.setText(f"{text}<p>{tip}</p>")
         self._hint.show()
+
+    def show_restored(self, exchanges: Sequence[tuple[str, str, bool]]) -> None:
+        """Exchanges of a resumed conversation, ``(user, heard, interrupted)``, shown as
+        finished turns above the live ones (negative ids: live turns count up from 1)."""
+        for offset, (user, heard, interrupted) in enumerate(exchanges):
+            entry = TurnEntry(offset - len(exchanges), user=user, confirmed=True,
+                              tokens=[heard], started_at=0.0, ended=True,
+                              interrupted=interrupted, heard=heard)
+            self.model.turns[entry.turn_id] = entry
+            self.refresh(entry)
 
     def refresh(self, entry: TurnEntry | None) -> None:
         if entry is None or not entry.confirmed:

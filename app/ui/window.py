@@ -30,11 +30,13 @@ from app.core.pipeline import VoicePipeline
 from app.core.turn import REOPENED
 from app.personas.loader import PersonaLibrary
 from app.personas.model import Persona
+from app.storage.keeper import Keeper
 from app.storage.settings import Settings
 from app.ui import icons
 from app.ui.avatar import AvatarWidget
 from app.ui.bridge import EventBridge
 from app.ui.cards import Banner, ProgressCard, card, section_label
+from app.ui.conversations import Conversations
 from app.ui.heartbeat import StallMonitor
 from app.ui.hud import LatencyHud
 from app.ui.meter import LevelMeter
@@ -67,7 +69,7 @@ class MainWindow(QMainWindow):
 
     def __init__(self, library: PersonaLibrary, settings: Settings,
                  save_settings: SaveSettings | None = None,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, keeper: Keeper | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Hanasu")
         self.resize(1180, 740)
@@ -89,6 +91,8 @@ class MainWindow(QMainWindow):
         self.notices = NoticeArea()
         self._build_ui()
         self._build_actions()
+        self.conversations = Conversations(self, keeper) if keeper is not None else None
+        """Saved conversations and memories (None: nothing is kept, as in older tests)."""
         self._connect_bridge()
         self.sidebar.select(self.persona.id)
         self._apply_persona(self.persona, switch_pipeline=False)
@@ -241,6 +245,8 @@ class MainWindow(QMainWindow):
         if persona_id is not None and persona_id != self.persona.id:
             pipeline.set_system_prompt(self.persona.full_system_prompt())
             self._switch_voice(self.persona)
+        if self.conversations is not None:
+            self.conversations.attach(pipeline)
         self.load_error = ""
         self.progress.hide()
         if not self.device_error:
@@ -322,10 +328,14 @@ class MainWindow(QMainWindow):
         self.persona = persona
         self.avatar.set_avatar_style(persona.avatar)
         self.title.setText(persona.name)
-        self.transcript.reset(persona.greeting, persona.avatar.accent)
+        if self.conversations is not None:  # the persona's own conversation, resumed
+            self.conversations.show(persona)
+        else:
+            self.transcript.reset(persona.greeting, persona.avatar.accent)
         if switch_pipeline:
             if self.pipeline is not None:
-                self.pipeline.set_system_prompt(persona.full_system_prompt())
+                if self.conversations is None:
+                    self.pipeline.set_system_prompt(persona.full_system_prompt())
                 self._switch_voice(persona)
             self._store(self.settings.replace(persona_id=persona.id))
             self.persona_changed.emit(persona)

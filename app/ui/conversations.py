@@ -1,0 +1,137 @@
+"""The window's saved conversations: resume per persona, New conversation, History,
+Memories and Forget everything (the "Conversation" menu).
+
+Kept out of window.py: the window calls ``show(persona)`` when a persona is shown and
+``attach(pipeline)`` when engines are ready; everything else starts from the menu.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMessageBox
+
+from app.core.pipeline import VoicePipeline
+from app.personas.model import Persona
+from app.storage.keeper import ConversationKey, Keeper, history_pairs
+from app.ui.history_dialog import HistoryDialog
+from app.ui.memory_dialog import MemoryDialog
+
+if TYPE_CHECKING:
+    from app.ui.window import MainWindow
+
+log = logging.getLogger(__name__)
+
+
+class Conversations:
+    def __init__(self, window: MainWindow, keeper: Keeper) -> None:
+        self.window = window
+        self.keeper = keeper
+        self.key: ConversationKey | None = None
+        self._pairs: list[tuple[str, str]] = []
+        self.history_dialog: HistoryDialog | None = None
+        self.memory_dialog: MemoryDialog | None = None
+        self._build_menu()
+
+    def _build_menu(self) -> None:
+        w = self.window
+        menu = w.menuBar().addMenu("&Conversation")
+        self.new_action = QAction("&New conversation", w)
+        self.new_action.setShortcut(QKeySequence("Ctrl+N"))
+        self.new_action.triggered.connect(self.new_conversation)
+        self.history_action = QAction("&History…", w)
+        self.history_action.setShortcut(QKeySequence("Ctrl+H"))
+        self.history_action.triggered.connect(self.open_history)
+        self.memory_action = QAction("&Memories…", w)
+        self.memory_action.triggered.connect(self.open_memories)
+        self.forget_action = QAction("&Forget everything…", w)
+        self.forget_action.triggered.connect(self.ask_forget_everything)
+        menu.addActions([self.new_action, self.history_action, self.memory_action])
+        menu.addSeparator()
+        menu.addAction(self.forget_action)
+        w.addActions([self.new_action, self.history_action])
+
+    # ---- showing a conversation ----------------------------------------------------------
+
+    def show(self, persona: Persona) -> None:
+        """Show the persona's current conversation and load it into the pipeline."""
+        key, exchanges = self.keeper.resume(persona.id)
+        self._display(persona, key, [(e.user_text, e.heard_text, e.interrupted)
+                                     for e in exchanges])
+        self._pairs = history_pairs(exchanges)
+        self._load()
+
+    def attach(self, pipeline: VoicePipeline) -> None:
+        """Engines are ready: the shown conversation becomes the pipeline's."""
+        self._load(pipeline)
+
+    def _display(self, persona: Persona, key: ConversationKey,
+                 shown: list[tuple[str, str, bool]]) -> None:
+        self.key = key
+        self.window.transcript.reset(persona.greeting, persona.avatar.accent)
+        self.window.transcript.show_restored(shown)
+
+    def _load(self, pipeline: VoicePipeline | None = None) -> None:
+        pipeline = pipeline or self.window.pipeline
+        if pipeline is not None:
+            persona = self.window.persona
+            pipeline.load_conversation(persona.full_system_prompt(), self._pairs, self.key)
+
+    # ---- menu actions ----------------------------------------------------------------------
+
+    def new_conversation(self) -> None:
+        persona = self.window.persona
+        key = self.keeper.new_conversation(persona.id)
+        self._display(persona, key, [])
+        self._pairs = []
+        self._load()
+
+    def reopen(self, conversation_id: str) -> None:
+        self.keeper.reopen(self.window.persona.id, conversation_id)
+        self.show(self.window.persona)
+
+    def delete(self, conversation_id: str) -> None:
+        current = self.key is not None and self.key.conversation_id == conversation_id
+        self.keeper.delete_conversation(self.window.persona.id, conversation_id)
+        if current:
+            self.show(self.window.persona)
+
+    def open_history(self) -> HistoryDialog:
+        persona = self.window.persona
+        self.keeper.flush()  # the last exchange may still be on its way to the disk
+        dialog = HistoryDialog(self.keeper.history, persona.id, persona.name,
+                               self.key.conversation_id if self.key else None, self.window)
+        dialog.reopen_requested.connect(self.reopen)
+        dialog.deleted.connect(self.delete)
+        self.history_dialog = dialog
+        dialog.show()
+        return dialog
+
+    def open_memories(self) -> MemoryDialog:
+        persona = self.window.persona
+        self.keeper.flush()
+        dialog = MemoryDialog(self.keeper.memories, persona.id, persona.name, self.window)
+        self.memory_dialog = dialog
+        dialog.show()
+        return dialog
+
+    def ask_forget_everything(self) -> None:
+        name = self.window.persona.name
+        answer = QMessageBox.question(
+            self.window, "Forget everything",
+            f"Delete every conversation with {name} and everything {name} remembers about "
+            "you? This cannot be undone.")
+        if answer == QMessageBox.StandardButton.Yes:
+            self.forget_everything()
+
+    def forget_everything(self) -> None:
+        persona = self.window.persona
+        self.keeper.forget_everything(persona.id)
+        log.info("forgot every conversation and memory of persona %s", persona.id)
+        self.show(persona)
+        if self.memory_dialog is not None:
+            self.memory_dialog.reload()
+        if self.history_dialog is not None:
+            self.history_dialog.reload()

@@ -1,0 +1,220 @@
+"""The History dialog: a persona's past conversations, to read, reopen, export or delete.
+
+Reads are small indexed queries on the GUI thread; deleting asks first. The dialog only
+reports ``reopen_requested`` / ``deleted``; the window decides what the pipeline does.
+"""
+
+from __future__ import annotations
+
+import html
+import logging
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QDialog,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QListWidgetItem,
+    QMessageBox,
+    QPushButton,
+    QTextBrowser,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.storage.history import ConversationInfo, HistoryStore, export_json, export_markdown
+from app.ui import theme
+
+log = logging.getLogger(__name__)
+
+Confirm = Callable[[str], bool]
+
+
+def when(stamp: float) -> str:
+    return time.strftime("%a %d %b %Y, %H:%M", time.localtime(stamp))
+
+
+def when_short(stamp: float) -> str:
+    """'Tue 01 Dec, 00:04', with the year only when it is not this year's."""
+    moment = time.localtime(stamp)
+    year = "" if moment.tm_year == time.localtime().tm_year else " %Y"
+    return time.strftime(f"%a %d %b{year}, %H:%M", moment)
+
+
+def _ask(parent: QWidget) -> Confirm:
+    def confirm(question: str) -> bool:
+        answer = QMessageBox.question(parent, "Hanasu", question)
+        return answer == QMessageBox.StandardButton.Yes
+
+    return confirm
+
+
+class HistoryDialog(QDialog):
+    reopen_requested = Signal(str)  # conversation id
+    deleted = Signal(str)  # conversation id
+
+    def __init__(self, history: HistoryStore, persona_id: str, persona_name: str,
+                 current_id: str | None, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle(f"History — {persona_name}")
+        self.resize(860, 560)
+        self.history = history
+        self.persona_id = persona_id
+        self.persona_name = persona_name
+        self.current_id = current_id
+        self.confirm: Confirm = _ask(self)
+        """Asks before deleting; tests replace it."""
+        self._conversations: list[ConversationInfo] = []
+
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(16, 16, 16, 16)
+        title = QLabel(f"<b>Conversations with {html.escape(persona_name)}</b>")
+        layout.addWidget(title)
+        body = QHBoxLayout()
+        self.list = QListWidget()
+        self.list.setMinimumWidth(330)
+        self.list.setWordWrap(True)
+        self.list.setSpacing(2)
+        self.list.setStyleSheet(f"QListWidget::item:selected {{ color: {theme.TEXT}; }}")
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.list.currentRowChanged.connect(self._show)
+        body.addWidget(self.list, 2)
+        self.preview = QTextBrowser()
+        self.preview.setOpenLinks(False)
+        body.addWidget(self.preview, 3)
+        layout.addLayout(body, 1)
+        self.empty = QLabel("No saved conversations yet: just start talking.")
+        self.empty.setObjectName("subtitle")
+        layout.addWidget(self.empty)
+        self.status = QLabel()
+        self.status.setObjectName("subtitle")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
+
+        buttons = QHBoxLayout()
+        self.open_button = QPushButton("Continue this conversation")
+        self.open_button.setObjectName("primary")
+        self.open_button.setStyleSheet(  # the theme's primary colour would hide "disabled"
+            f"QPushButton:disabled {{ background: {theme.CARD_HI}; color: {theme.MUTED_TEXT};"
+            f" border-color: {theme.BORDER}; }}")
+        self.open_button.clicked.connect(self._reopen)
+        self.markdown_button = QPushButton("Export Markdown…")
+        self.markdown_button.clicked.connect(lambda: self._export("md"))
+        self.json_button = QPushButton("Export JSON…")
+        self.json_button.clicked.connect(lambda: self._export("json"))
+        self.delete_button = QPushButton("Delete…")
+        self.delete_button.clicked.connect(self._delete)
+        close = QPushButton("Close")
+        close.clicked.connect(self.accept)
+        for button in (self.open_button, self.markdown_button, self.json_button,
+                       self.delete_button):
+            buttons.addWidget(button)
+        buttons.addStretch(1)
+        buttons.addWidget(close)
+        layout.addLayout(buttons)
+        self.reload()
+
+    # ---- contents ------------------------------------------------------------------------
+
+    def reload(self) -> None:
+        self._conversations = [c for c in self.history.conversations(self.persona_id)
+                               if c.exchange_count]
+        self.list.clear()
+        for info in self._conversations:
+            current = "  ·  open now" if info.id == self.current_id else ""
+            count = f"{info.exchange_count} exchange{'s' if info.exchange_count != 1 else ''}"
+            preview = info.preview if len(info.preview) <= 60 else info.preview[:57] + "…"
+            stamp = when_short(info.updated_at)
+            item = QListWidgetItem(f"{stamp}  ·  {count}{current}\n“{preview}”")
+            item.setData(Qt.ItemDataRole.UserRole, info.id)
+            self.list.addItem(item)
+        has_any = bool(self._conversations)
+        self.empty.setVisible(not has_any)
+        for button in (self.open_button, self.markdown_button, self.json_button,
+                       self.delete_button):
+            button.setEnabled(has_any)
+        if has_any:
+            self.list.setCurrentRow(0)
+            self._show(0)
+        else:
+            self.preview.clear()
+
+    @property
+    def selected(self) -> ConversationInfo | None:
+        row = self.list.currentRow()
+        return self._conversations[row] if 0 <= row < len(self._conversations) else None
+
+    def select(self, conversation_id: str) -> None:
+        for row, info in enumerate(self._conversations):
+            if info.id == conversation_id:
+                self.list.setCurrentRow(row)
+
+    def _show(self, row: int) -> None:
+        info = self.selected
+        if info is None:
+            self.preview.clear()
+            return
+        started = when(info.started_at)
+        parts = [f"<p style='color:{theme.MUTED_TEXT}'>Started {started}</p>"]
+        for exchange in self.history.exchanges(info.id):
+            parts.append(f"<p><b>You:</b> {html.escape(exchange.user_text)}</p>")
+            note = (f" <span style='color:{theme.MUTED_TEXT}'>(interrupted)</span>"
+                    if exchange.interrupted else "")
+            parts.append(f"<p><b>{html.escape(self.persona_name)}:</b> "
+                         f"{html.escape(exchange.heard_text)}{note}</p>")
+        self.preview.setHtml("".join(parts))
+        is_open = info.id == self.current_id
+        self.open_button.setEnabled(not is_open)
+        self.open_button.setText("Open now" if is_open else "Continue this conversation")
+
+    # ---- actions -------------------------------------------------------------------------
+
+    def _reopen(self) -> None:
+        info = self.selected
+        if info is not None:
+            self.current_id = info.id
+            self.reopen_requested.emit(info.id)
+            self.reload()
+
+    def _delete(self) -> None:
+        info = self.selected
+        if info is None:
+            return
+        if not self.confirm(f"Delete this conversation with {self.persona_name} "
+                            f"({info.exchange_count} exchanges, {when(info.updated_at)})? "
+                            "This cannot be undone."):
+            return
+        self.deleted.emit(info.id)
+        self.reload()
+
+    def _export(self, kind: str) -> None:
+        info = self.selected
+        if info is None:
+            return
+        stamp = time.strftime("%Y-%m-%d", time.localtime(info.started_at))
+        suggested = str(Path.home() / f"{self.persona_name}-{stamp}.{kind}")
+        wanted = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
+        path, _ = QFileDialog.getSaveFileName(self, "Export conversation", suggested, wanted)
+        if path:
+            self.export_to(Path(path), kind)
+
+    def export_to(self, path: Path, kind: str) -> bool:
+        """Write the selected conversation; a failure is one line in a message box."""
+        info = self.selected
+        if info is None:
+            return False
+        exchanges = self.history.exchanges(info.id)
+        render = export_markdown if kind == "md" else export_json
+        try:
+            path.write_text(render(info, exchanges, self.persona_name), encoding="utf-8")
+        except OSError as exc:
+            log.warning("export failed: %s", exc)
+            self.status.setText(f"Could not export to {path}: {exc.strerror or exc}")
+            return False
+        self.status.setText(f"Exported to {path}")
+        return True
