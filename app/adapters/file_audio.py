@@ -8,6 +8,7 @@ recording is what was playing k/sr seconds after the start.
 
 from __future__ import annotations
 
+import errno
 import threading
 from pathlib import Path
 
@@ -46,6 +47,8 @@ def check_output_path(path: Path, option: str = "--output") -> None:
             pass
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
+        if exc.errno == errno.ENOENT:  # the folder exists (checked above): /proc and the like
+            reason = f"{parent} does not take new files"
         raise OutputPathError(f"{option} {path} cannot be written: {reason}") from exc
     if not existed:
         path.unlink(missing_ok=True)

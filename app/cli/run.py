@@ -264,8 +264,11 @@ def load_persona_and_engines(args: argparse.Namespace) -> tuple[Persona, Engines
     return persona, engines
 
 
-class _Interrupted(Exception):
-    """A signal arrived before the run started streaming: there is nothing to write."""
+class _Interrupted(BaseException):
+    """A signal arrived before the run started streaming: there is nothing to write.
+
+    A BaseException, like KeyboardInterrupt, so the adapters' ``except Exception`` around
+    a model load does not turn it into a load error."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)

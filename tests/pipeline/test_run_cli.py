@@ -289,11 +289,17 @@ def test_signal_mid_run_writes_what_was_produced(
 def test_signal_while_loading_says_nothing_was_written(tmp_path: Path) -> None:
     question = long_input(tmp_path, 5.0)
     out = tmp_path / "o.wav"
+    log = tmp_path / "log" / "hanasu.log"
     proc = subprocess.Popen(
         [sys.executable, "-m", "app", "run", "--input", str(question), "--output", str(out)],
-        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=REPO, env={**os.environ, "HANASU_LOG_DIR": str(log.parent)},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
-    time.sleep(2.5)  # the real engines take longer than this to load and warm
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and proc.poll() is None:
+        if log.is_file() and "Loading speech recognizer" in log.read_text(errors="replace"):
+            break  # the real engines are loading: several seconds more before playing
+        time.sleep(0.05)
     proc.send_signal(signal.SIGTERM)
     try:
         _, stderr = proc.communicate(timeout=60)
