@@ -66,6 +66,7 @@ class FakeLanguageModel:
         self._cached_prompt = ""
         self.prompts: list[list[ChatMessage]] = []
         self.tokens_after_cancel = 0
+        self.temperature: float | None = None
 
     @staticmethod
     def _render(messages: Sequence[ChatMessage]) -> str:
@@ -83,6 +84,10 @@ class FakeLanguageModel:
 
     def warm(self, messages: Sequence[ChatMessage]) -> PromptStats:
         return self._evaluate(messages)
+
+    def set_temperature(self, temperature: float | None) -> None:
+        """Recorded so tests can see a persona's setting arrive (None: the default)."""
+        self.temperature = temperature
 
     def stream(
         self,

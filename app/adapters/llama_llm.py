@@ -333,6 +333,10 @@ class LlamaLanguageModel:
             log.warning("prompt of %d tokens too long: dropping the oldest message", len(tokens))
             del msgs[first]
 
+    def set_temperature(self, temperature: float | None) -> None:
+        """The persona's sampling temperature for the next replies (None: the default)."""
+        self._sampling["temp"] = self.temperature if temperature is None else temperature
+
     def prompt_budget(self) -> int:
         """Prompt tokens that fit the context while leaving room for a whole reply."""
         return int(self._llm.n_ctx()) - self.max_tokens

@@ -184,6 +184,7 @@ class OpenAILanguageModel:
         self.server = redact(self.base_url)
         self.model = (model or "").strip() or None
         self.max_tokens = max_tokens
+        self._temperature = temperature
         self.read_timeout_s = read_timeout_s
         self.warm_timeout_s = warm_timeout_s
         self.stop_strings = END_MARKERS
@@ -213,6 +214,10 @@ class OpenAILanguageModel:
 
     def close(self) -> None:
         self._client.close()
+
+    def set_temperature(self, temperature: float | None) -> None:
+        """The persona's sampling temperature for the next replies (None: the default)."""
+        self._sampling["temperature"] = self._temperature if temperature is None else temperature
 
     # ---- requests ------------------------------------------------------------------------
 

@@ -14,6 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from app.core.announce import Announcer
 from app.core.conversation import Conversation, history_budget_chars
 from app.core.endpointing import EndpointConfig, Endpointer
 from app.core.events import FloatAudio, PipelineEvent, Transcript, TurnCommitted
@@ -96,6 +97,11 @@ class _SetMuted:
 
 
 @dataclass(frozen=True)
+class _Say:
+    text: str
+
+
+@dataclass(frozen=True)
 class _SetSystemPrompt:
     prompt: str
     exchanges: tuple[tuple[str, str], ...] = ()
@@ -151,6 +157,7 @@ class VoicePipeline:
             self.synthesizer.inbox,
             self.config.max_reply_sentences,
         )
+        self.announcer = Announcer(self.live, self.playback, self.synthesizer.inbox, self.clock)
         self.transcriber = Transcriber(self._bus.put_nowait, engines.asr, self.live, self.clock)
         self._workers = [self.listener, self.transcriber, self.responder, self.synthesizer]
         self._controller = threading.Thread(target=self._control, name="controller", daemon=True)
@@ -204,6 +211,19 @@ class VoicePipeline:
     def set_muted(self, muted: bool) -> None:
         self.listener.inbox.put(SetListening(muted))
         self._bus.put(_SetMuted(muted))
+
+    def say(self, text: str) -> None:
+        """Speak a fixed text (a persona's greeting) like a reply: the user talking over
+        it stops it, and it is not added to the conversation. Ignored while a turn is
+        live; an empty text stops what is being said."""
+        self._bus.put(_Say(text))
+
+    def set_reply_options(self, temperature: float | None, max_sentences: int | None) -> None:
+        """A persona's LLM settings (None: the app's defaults) for the next replies."""
+        self.responder.max_sentences = max_sentences or self.config.max_reply_sentences
+        set_temperature = getattr(self.engines.llm, "set_temperature", None)
+        if callable(set_temperature):
+            set_temperature(temperature)
 
     def set_system_prompt(self, prompt: str) -> None:
         """Switch persona: a fresh conversation, and its prefix warmed right away."""
@@ -268,6 +288,10 @@ class VoicePipeline:
         if isinstance(item, _SetMuted):
             self._execute(self.machine.set_muted(item.muted, now))
             return
+        if isinstance(item, _Say):
+            if self.machine.live_turn_id is None or not item.text:
+                self.announcer.say(item.text)
+            return
         if isinstance(item, _SetSystemPrompt):
             live = self.machine.live_turn_id
             if live is not None:
@@ -279,6 +303,7 @@ class VoicePipeline:
             self.responder.inbox.put(WarmJob(self.machine.conversation.messages_for("")[:-1]))
             return
         event: PipelineEvent = item  # type: ignore[assignment]
+        self.announcer.observe(event, self.config.barge_in)
         self._observe(event)
         self._execute(self.machine.handle(event))
 

@@ -1,0 +1,67 @@
+"""Speaking a fixed text (a persona's greeting) the way a reply is spoken.
+
+The text goes through the same synthesizer inbox and playback queue as a reply, so the
+avatar's mouth moves with it and the echo canceller hears it, under turn ids of its own
+(negative, so never one of the turn machine's). It is not a turn: nothing is committed to
+the conversation. When the user starts talking over it, it stops like a barged-in reply.
+Runs on the pipeline's controller thread.
+"""
+
+from __future__ import annotations
+
+import queue
+
+from app.core.events import PipelineEvent, PlaybackEnded, ReplyChunk, SpeechStarted
+from app.core.playback import PlaybackQueue
+from app.core.ports import Clock
+from app.core.sentences import SentenceGate
+from app.core.stages import EndOfReply, LiveTurn
+
+
+class Announcer:
+    def __init__(
+        self,
+        live: LiveTurn,
+        playback: PlaybackQueue,
+        synthesizer_inbox: queue.Queue[object],
+        clock: Clock,
+    ) -> None:
+        self.live, self.playback, self.clock = live, playback, clock
+        self.synthesizer_inbox = synthesizer_inbox
+        self.current: int | None = None
+        self._next_id = -1
+
+    def say(self, text: str) -> int | None:
+        """Speak ``text`` now, replacing anything this announcer is still saying; an
+        empty text just stops. Returns the turn id it plays under."""
+        self.stop()
+        gate = SentenceGate()
+        chunks = [*gate.push(text), *gate.flush()]
+        if not chunks:
+            return None
+        turn_id = self._next_id
+        self._next_id -= 1
+        self.current = turn_id
+        self.live.turn_id = turn_id
+        self.playback.begin(turn_id, held=False)
+        for index, chunk in enumerate(chunks):
+            self.synthesizer_inbox.put(ReplyChunk(turn_id, index, chunk, self.clock.now()))
+        self.synthesizer_inbox.put(EndOfReply(turn_id))
+        return turn_id
+
+    def stop(self) -> None:
+        turn_id, self.current = self.current, None
+        if turn_id is None:
+            return
+        if self.live.turn_id == turn_id:
+            self.live.turn_id = None
+        self.playback.cancel(turn_id)
+
+    def observe(self, event: PipelineEvent, barge_in: bool) -> None:
+        """The user talking over it stops it; its end frees the live slot."""
+        if isinstance(event, SpeechStarted) and barge_in and self.current is not None:
+            self.stop()
+        elif isinstance(event, PlaybackEnded) and event.turn_id == self.current:
+            self.current = None
+            if self.live.turn_id == event.turn_id:
+                self.live.turn_id = None
