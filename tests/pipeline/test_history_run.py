@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import subprocess
@@ -23,6 +24,7 @@ from app.core.memory_intents import MEMORY_HEADER
 from app.core.pipeline import Engines
 from app.personas import Persona
 from app.storage.database import open_database
+from app.storage.history import Exchange
 from app.storage.keeper import Keeper
 from tests.pipeline.conftest import silence, voiced
 
@@ -114,3 +116,40 @@ def test_python_m_app_run_continues_across_runs(tmp_path: Path) -> None:
     assert sorted(c.exchange_count for c in keeper.history.conversations("hana")) == [1, 2]
     keeper.close()  # ...and nothing written
     assert db.stat().st_size == size
+
+
+class _SmallContextModel(FakeLanguageModel):
+    """A fake model whose context leaves 900 prompt tokens (history budget 1000 chars)."""
+
+    def prompt_budget(self) -> int:
+        return 900
+
+
+def test_a_long_history_is_dropped_in_blocks_and_the_timeline_shows_it(
+        tmp_path: Path, persona: Persona) -> None:
+    keeper = Keeper(open_database(tmp_path / "hanasu.db"))
+    key, _ = keeper.resume(persona.id)
+    for i in range(14):  # 14 x ~64 chars: the 1000-char budget is nearly full
+        keeper.history.add_exchange(persona.id, key.conversation_id, _exchange(i))
+    said = [f"Question number {i} about the weather." for i in range(8)]
+    llm = _SmallContextModel(reply="Sunny with a light breeze today.")
+    engines = Engines(FakeVoiceActivity(), FakeRecognizer(said), llm, FakeSynthesizer())
+    audio = np.concatenate([silence(0.5)] + [np.concatenate([voiced(0.8), silence(1.2)])
+                                             for _ in said])
+    try:
+        result = run_file(engines, persona, audio, keeper=keeper)
+    finally:
+        keeper.close()
+    turns = result.turns
+    assert len(turns) == len(said)
+    cold = [t.turn_id for prev, t in itertools.pairwise(turns)
+            if (t.reused_tokens or 0) < (prev.prompt_tokens or 0)]
+    # one block drop (a quarter of the budget, ~4 exchanges) in 8 turns; every other turn
+    # reuses the whole previous prompt
+    assert len(cold) == 1, [(t.prompt_tokens, t.reused_tokens) for t in turns]
+    assert len(llm.prompts[-1]) < len(llm.prompts[0]) + 2 * (len(said) - 1)
+
+
+def _exchange(i: int) -> Exchange:
+    return Exchange(f"Old question {i:02d} " + "q" * 12, f"Old answer {i:02d} " + "a" * 14,
+                    committed_at=float(i))

@@ -21,6 +21,7 @@ from app.core.memory_intents import MEMORY_HEADER
 from app.core.pipeline import Engines, VoicePipeline
 from app.personas.loader import PersonaLibrary
 from app.storage.database import open_database
+from app.storage.history import Exchange
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings
 from app.ui.history_dialog import HistoryDialog
@@ -227,4 +228,35 @@ def test_dialogs_show_an_empty_state(qtbot: QtBot, db: Path) -> None:
         dialog.show()
     assert not history.empty.isHidden() and not history.open_button.isEnabled()
     assert not memories.empty.isHidden() and not memories.delete_button.isEnabled()
+    keeper.close()
+
+
+def test_a_damaged_database_is_moved_aside_with_a_notice_in_the_window(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    from app.ui.main import create_window
+
+    data = Path(str(tmp_path / "data"))  # HANASU_DATA_DIR of tests/ui/conftest.py
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "hanasu.db").write_bytes(b"\x00garbage" * 1000)
+    window = create_window()
+    qtbot.addWidget(window)
+    [notice] = [m for m in window.notices.messages if "conversation database" in m]
+    assert "damaged" in notice and "hanasu.db.corrupt-" in notice
+    assert any(p.name.startswith("hanasu.db.corrupt-") for p in data.iterdir())
+    assert window.conversations is not None
+    keeper = window.conversations.keeper
+    assert keeper.db.persistent  # a clean database was started
+
+    with keeper.db.read() as conn:  # now the disk fills up
+        pages = conn.execute("PRAGMA page_count").fetchone()[0]
+        conn.execute(f"PRAGMA max_page_count = {pages}")
+    big = "x" * 200_000
+    for _ in range(2):
+        keeper.submit(lambda: keeper.history.add_exchange(
+            "hana", "c1", Exchange(big, big)))
+    keeper.flush()
+    window.bridge.drain()
+    full = [m for m in window.notices.messages if "disk is full" in m]
+    assert len(full) == 1
+    window.shutdown()
     keeper.close()
