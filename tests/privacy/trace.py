@@ -98,7 +98,10 @@ def allowed_roots(home: Path, named: Iterable[Path] = ()) -> list[Path]:
     return [Path(os.path.normpath(root)) for root in roots]
 
 
-def _command(args: Sequence[str], trace_file: Path) -> list[str]:
+def _command(
+    args: Sequence[str], trace_file: Path, program: Sequence[str] | None = None
+) -> list[str]:
+    app = list(program) if program else [sys.executable, "-m", "app"]
     return [
         "strace",
         "-f",
@@ -110,19 +113,21 @@ def _command(args: Sequence[str], trace_file: Path) -> list[str]:
         f"trace={SYSCALLS}",
         "-o",
         str(trace_file),
-        sys.executable,
-        "-m",
-        "app",
+        *app,
         *args,
     ]
 
 
 def run_traced(
-    args: Sequence[str], env: Mapping[str, str], trace_file: Path, timeout: float
+    args: Sequence[str],
+    env: Mapping[str, str],
+    trace_file: Path,
+    timeout: float,
+    program: Sequence[str] | None = None,
 ) -> Traced:
-    """``python -m app ARGS`` under ``strace -f``, until it exits."""
+    """``python -m app ARGS`` (or ``program ARGS``) under ``strace -f``, until it exits."""
     done = subprocess.run(
-        _command(args, trace_file),
+        _command(args, trace_file, program),
         cwd=REPO,
         env=dict(env),
         capture_output=True,
@@ -273,3 +278,42 @@ def stray_files(home: Path, roots: Sequence[Path]) -> list[str]:
         if not any(_within(os.path.normpath(path), root) for root in roots):
             stray.append(str(path))
     return stray
+
+
+def violations(traced: Traced, home: Path, named: Iterable[Path] = ()) -> list[str]:
+    """Every network attempt, forbidden write and stray file, one line each."""
+    roots = allowed_roots(home, named)
+    return [
+        *(f"network: {line}" for line in network_attempts(traced.lines)),
+        *(f"write: {line}" for line in forbidden_writes(traced.lines, roots)),
+        *(f"left behind: {path}" for path in stray_files(home, roots)),
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``python -m tests.privacy.trace [--named PATH]... -- PROGRAM ARGS...``: run any build
+    of the app (the frozen bundle in .ci/package.sh) under strace with a fresh HOME; print
+    what it must not do; exit 1 if it did any of it."""
+    import argparse
+    import tempfile
+
+    parser = argparse.ArgumentParser(prog="python -m tests.privacy.trace")
+    parser.add_argument("--named", type=Path, action="append", default=[])
+    parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument("program", nargs="+")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="hanasu-privacy-") as scratch:
+        home = Path(scratch) / "home"
+        home.mkdir()
+        traced = run_traced(
+            [], strace_env(home), Path(scratch) / "trace.txt", args.timeout, args.program
+        )
+        found = violations(traced, home, [p.resolve() for p in args.named])
+    for line in found:
+        print(line)
+    print(f"privacy: exit status {traced.returncode}; {len(found)} violation(s)")
+    return 1 if found or traced.returncode != 0 else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
