@@ -57,6 +57,7 @@ class Conversations:
 
     def show(self, persona: Persona) -> None:
         """Show the persona's current conversation and load it into the pipeline."""
+        self.keeper.flush()  # its last exchange may still be on the writer's queue
         key, exchanges = self.keeper.resume(persona.id)
         self._display(persona, key, [(e.user_text, e.heard_text, e.interrupted)
                                      for e in exchanges])
@@ -64,7 +65,11 @@ class Conversations:
         self._load()
 
     def attach(self, pipeline: VoicePipeline) -> None:
-        """Engines are ready: the shown conversation becomes the pipeline's."""
+        """Engines are ready (at launch or after a settings restart): the shown
+        conversation, with every exchange saved so far, becomes the pipeline's."""
+        self.keeper.flush()
+        key, exchanges = self.keeper.resume(self.window.persona.id)
+        self.key, self._pairs = key, history_pairs(exchanges)
         self._load(pipeline)
 
     def _display(self, persona: Persona, key: ConversationKey,

@@ -260,3 +260,25 @@ def test_a_damaged_database_is_moved_aside_with_a_notice_in_the_window(
     assert len(full) == 1
     window.shutdown()
     keeper.close()
+
+
+def test_a_restarted_pipeline_gets_the_exchanges_of_this_session(
+        qtbot: QtBot, library: PersonaLibrary, db: Path, apps: list[App]) -> None:
+    """Settings changes rebuild the pipeline: the new one must know the whole conversation."""
+    app = App(qtbot, library, db, ["First thing.", "Second thing."])
+    apps.append(app)
+    app.talk()
+    app.window.detach_pipeline()
+    app.pipeline.stop()
+    app.speaker.stop()
+    engines = Engines(FakeVoiceActivity(), FakeRecognizer(["After the restart."]), app.llm,
+                      FakeSynthesizer())
+    app.pipeline = VoicePipeline(engines, app.window.persona.full_system_prompt())
+    app.pipeline.add_observer(app.window.bridge.post)
+    app.pipeline.add_observer(app.keeper.observer(app.pipeline))
+    app.pipeline.start()
+    app.window.attach_pipeline(app.pipeline)
+    app.speaker = Speaker(app.pipeline, speed=4.0)
+    app.talk()
+    users = [m.content for m in app.llm.prompts[-1] if m.role == "user"]
+    assert users == ["First thing.", "After the restart."]
