@@ -214,3 +214,30 @@ def test_a_managed_model_that_fails_to_load_says_how_to_repair_it(tmp_path: Path
     own_file = ResolvedModel("asr", tmp_path, "explicit", None, 1)
     with pytest.raises(EngineLoadError, match=r"could not be loaded: bad file$"):
         _repairable(own_file, broken)
+
+
+def test_self_test_shows_each_notice_as_a_warning(monkeypatch: pytest.MonkeyPatch) -> None:
+    import app.engines
+    from app.adapters.fakes import (
+        FakeLanguageModel,
+        FakeRecognizer,
+        FakeSynthesizer,
+        FakeVoiceActivity,
+    )
+    from app.cli.selftest import Report, load_engines
+    from app.core.pipeline import Engines
+
+    notice = "Kokoro voice could not load (bad file): speaking with eSpeak instead"
+
+    def build(choice: object, progress: object = None) -> Engines:
+        return Engines(
+            FakeVoiceActivity(), FakeRecognizer(), FakeLanguageModel(), FakeSynthesizer(),
+            notices=(notice,),
+        )
+
+    monkeypatch.setattr(app.engines, "build_engines", build)
+    lines: list[str] = []
+    report = Report(write=lines.append)
+    assert load_engines(report, {}) is not None
+    assert [c.detail for c in report.checks if c.status == "WARN"][:1] == [notice]
+    assert not report.failed
