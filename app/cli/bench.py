@@ -48,20 +48,66 @@ QUESTIONS = [
     "Tell me something interesting about the ocean.",
     "Where would you like to travel?",
     "What makes a good friend?",
+    "Why is the sky blue?",
+    "What is the capital of Australia?",
+    "What's a good name for a grey kitten?",
+    "Summarize the plot of Romeo and Juliet in one sentence.",
+    "How far away is the moon?",
+    "Can you help me plan my weekend?",
+    "What is the best way to learn a new language?",
+    "Do you think it will rain tomorrow?",
+    "How do bees make honey?",
+    "What should I name my new plant?",
+    "Tell me a fun fact about space.",
+    "How can I sleep better at night?",
+    "What is your favourite season and why?",
+    "Could you recommend a good movie for tonight?",
+    "How do I make a cup of tea?",
+    "What do you like to do for fun?",
+    "Why do cats purr?",
+    "What is the tallest mountain in the world?",
+    "How many days are there in a leap year?",
+    "Can you give me a word that rhymes with orange?",
+    "What should I write in a birthday card for my mum?",
+    "How do I say thank you in Japanese?",
+    "What is the difference between weather and climate?",
+    "Tell me a short story about a dragon.",
+    "What is a healthy breakfast?",
+    "How do airplanes stay in the air?",
+    "What is the nicest thing someone ever said to you?",
+    "Give me one tip to be more productive.",
+    "Which is bigger, a whale or an elephant?",
+    "What would you do on a rainy afternoon?",
 ]
+VOICES = {
+    "piper": [("piper", "", 0)],
+    "espeak": [("espeak", "en-us", 140)],
+    "mixed": [
+        ("piper", "", 0),
+        ("espeak", "en-us", 150),
+        ("espeak", "en-gb", 170),
+        ("espeak", "en-gb-scotland", 140),
+    ],
+}
+"""Who speaks the generated questions, cycled: (engine, espeak voice, words per minute)."""
 LOUD = 0.01
 """Amplitude that counts as audible when finding speech edges in the files."""
+GAP_S = 0.150
+"""A wait between two chunks of one reply longer than this is heard as a gap."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--wavs", type=Path, help="folder of question WAVs (default: generate)")
-    parser.add_argument("--count", type=int, default=10, help="questions to generate (max 12)")
+    parser.add_argument(
+        "--count", type=int, default=40, help=f"questions to generate (max {len(QUESTIONS)})"
+    )
     parser.add_argument("--fake-engines", action="store_true")
     parser.add_argument(
         "--voice",
-        choices=["piper", "espeak"],
-        default="piper",
-        help="voice that speaks the generated questions (piper has natural prosody)",
+        choices=sorted(VOICES),
+        default="mixed",
+        help="voices that speak the generated questions (piper has natural prosody; "
+        "mixed adds espeak-ng accents)",
     )
     parser.add_argument(
         "--smart-turn",
@@ -90,23 +136,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def speak_questions(folder: Path, count: int, voice: str = "piper") -> list[Path]:
-    """Spoken test questions: the embedded Piper voice (natural prosody, which the
-    end-of-turn model listens to) or espeak-ng (robotic but independent of our TTS)."""
+def speak_questions(folder: Path, count: int, voice: str = "mixed") -> list[Path]:
+    """Spoken test questions, in turn by each of ``VOICES[voice]``: the embedded Piper
+    voice (natural prosody, which the end-of-turn model listens to) and espeak-ng
+    accents at several speeds (robotic but independent of our TTS)."""
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     piper = None
-    if voice == "piper":
-        from app.adapters.piper_tts import PiperSynthesizer
-
-        piper = PiperSynthesizer()
     espeak = shutil.which("espeak-ng")
+    speakers = VOICES[voice]
     for index, text in enumerate(QUESTIONS[:count]):
         path = folder / f"q{index:02d}.wav"
-        if piper is not None:
+        engine, accent, wpm = speakers[index % len(speakers)]
+        if engine == "piper":
+            if piper is None:
+                from app.adapters.piper_tts import PiperSynthesizer
+
+                piper = PiperSynthesizer()
             write_audio(path, piper.synthesize(text), piper.sample_rate)
         elif espeak is not None:
-            subprocess.run([espeak, "-v", "en-us", "-s", "140", "-w", str(path), text], check=True)
+            command = [espeak, "-v", accent, "-s", str(wpm), "-w", str(path), text]
+            subprocess.run(command, check=True)
         else:
             raise RuntimeError("espeak-ng is needed to generate questions (or pass --wavs)")
         paths.append(path)
@@ -161,10 +211,19 @@ def naive_turn_s(engines: Engines, persona: Persona, audio: FloatAudio, hangover
     return hangover_s + time.perf_counter() - started
 
 
+def percentile(ordered: list[float], q: float) -> float:
+    """Nearest-rank percentile of already sorted values."""
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
 def summary(values: list[float]) -> dict[str, float]:
     ordered = sorted(values)
-    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
-    return {"p50": statistics.median(ordered), "p90": p90, "n": float(len(ordered))}
+    return {
+        "p50": statistics.median(ordered),
+        "p90": percentile(ordered, 0.9),
+        "p99": percentile(ordered, 0.99),
+        "n": float(len(ordered)),
+    }
 
 
 def machine_name() -> str:
@@ -239,7 +298,9 @@ def main(args: argparse.Namespace) -> int:
     persona, engines = load_persona_and_engines(args)
     with tempfile.TemporaryDirectory() as tmp:
         paths = (
-            sorted(args.wavs.glob("*.wav")) if args.wavs else speak_questions(Path(tmp), args.count)
+            sorted(args.wavs.glob("*.wav"))
+            if args.wavs
+            else speak_questions(Path(tmp), args.count, args.voice)
         )
         inputs = [with_silence(read_audio(p)) for p in paths]
     config = PipelineConfig(speculative=args.speculative)
@@ -266,6 +327,7 @@ def main(args: argparse.Namespace) -> int:
                 "prefix_reused": turn.prefix_reused if turn else None,
                 "tokens_per_chunk": counting.tokens_per_chunk(),
                 "stages": stage_costs(turn) if turn else {},
+                "playback_gaps": turn.playback_gaps() if turn else [],
             }
             if not args.no_baseline:
                 hangover = config.endpoint.end_of_turn_ms / 1000
@@ -292,7 +354,20 @@ def main(args: argparse.Namespace) -> int:
 
 def _report(rows: list[dict[str, object]]) -> dict[str, object]:
     v2v = [r["voice_to_voice"] for r in rows if isinstance(r["voice_to_voice"], float)]
-    stats: dict[str, object] = {"machine": machine_name(), "turns": len(rows), "replied": len(v2v)}
+    stats: dict[str, object] = {
+        "machine": machine_name(),
+        "load_avg": [round(x, 2) for x in os.getloadavg()],
+        "turns": len(rows),
+        "replied": len(v2v),
+    }
+    gaps = [
+        float(g) for r in rows if isinstance(found := r.get("playback_gaps"), list) for g in found
+    ]
+    stats["chunk_gaps"] = {  # silences the speaker waited between chunks of one reply
+        "over_150ms": sum(1 for g in gaps if g > GAP_S),
+        "longest_s": max(gaps, default=0.0),
+        "between_chunks": len(gaps),
+    }
     if v2v:
         stats["voice_to_voice_s"] = summary(v2v)
     naive = [r["naive_serial"] for r in rows if isinstance(r.get("naive_serial"), float)]

@@ -6,10 +6,11 @@ Built only by observing pipeline events, so what the HUD, ``run --timeline`` and
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 
 from app.core.events import (
     BargeIn,
+    EndOfTurnDecided,
     PipelineEvent,
     PlaybackEnded,
     PlaybackStarted,
@@ -51,6 +52,24 @@ class TurnTimeline:
     interrupted: bool = False
     cancelled: str | None = None
     confirmed: bool = False
+    end_of_turn_probability: float | None = None
+    """The audio model's end-of-turn score at the pause (None: no audio model)."""
+    end_of_turn_text: str = ""
+    """How the words at the pause read: complete / unfinished / unclear ("" if not judged)."""
+    chunk_audio: list[tuple[float, float]] = field(default_factory=list)
+    """(when the synthesizer delivered it, its length in s) for every chunk of the reply."""
+
+    def playback_gaps(self) -> list[float]:
+        """Silences the speaker waited between consecutive chunks of the reply: each chunk
+        starts when both it has arrived and the one before has finished playing."""
+        if self.first_sample_played is None or not self.chunk_audio:
+            return []
+        gaps = []
+        playing_until = self.first_sample_played + self.chunk_audio[0][1]
+        for arrived, seconds in self.chunk_audio[1:]:
+            gaps.append(max(0.0, arrived - playing_until))
+            playing_until = max(arrived, playing_until) + seconds
+        return gaps
 
     @property
     def voice_to_voice(self) -> float | None:
@@ -62,6 +81,7 @@ class TurnTimeline:
     def as_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["voice_to_voice"] = self.voice_to_voice
+        data["playback_gaps"] = self.playback_gaps()
         return data
 
 
@@ -100,6 +120,9 @@ class TimelineRecorder:
             case Transcript():
                 turn.asr_final = event.at
                 turn.transcript = event.text
+            case EndOfTurnDecided():
+                turn.end_of_turn_probability = event.probability
+                turn.end_of_turn_text = event.text_verdict
             case TokenDelta() if turn.llm_first_token is None:
                 turn.llm_first_token = event.at
             case PrefixReuse():
@@ -111,8 +134,10 @@ class TimelineRecorder:
                 turn.first_chunk_text = event.text
             case ReplyFinished():
                 turn.reply_text = event.text
-            case SpeechAudio() if turn.tts_first_audio is None:
-                turn.tts_first_audio = event.at
+            case SpeechAudio():
+                if turn.tts_first_audio is None:
+                    turn.tts_first_audio = event.at
+                turn.chunk_audio.append((event.at, event.samples.size / event.sample_rate))
             case PlaybackStarted():
                 turn.first_sample_played = event.at
             case PlaybackEnded():
