@@ -69,6 +69,7 @@ class Endpointer:
         self._gap_ms = 0.0
         self._silence_ms = 0.0
         self._paused = False
+        self._pause_at = 0.0
         self._speech_start = 0.0
         self._last_voiced_end = 0.0
         self._end_of_turn_ms = float(self.config.end_of_turn_ms)
@@ -76,6 +77,11 @@ class Endpointer:
     @property
     def in_speech(self) -> bool:
         return self._state is not _State.SILENCE
+
+    @property
+    def pause_at(self) -> float | None:
+        """Where the current pause was reported (``SpeechPaused.at``); None when not paused."""
+        return self._pause_at if self._paused else None
 
     def end_now(self) -> UtteranceEnded | None:
         """End the turn at this pause (a turn detector is confident the user is done)."""
@@ -171,6 +177,7 @@ class Endpointer:
         too_long = now - self._speech_start >= cfg.max_utterance_s
         if not self._paused and self._silence_ms >= cfg.pause_ms and not too_long:
             self._paused = True
+            self._pause_at = now
             events.append(
                 SpeechPaused(
                     at=now,

@@ -208,6 +208,25 @@ class StageFailed:
 
 
 @dataclass(frozen=True)
+class EndOfTurnScore:
+    """The audio model's probability that the user finished, at the pause ending at ``at``."""
+
+    at: float
+    probability: float
+
+
+@dataclass(frozen=True)
+class EndOfTurnDecided:
+    """The end-of-turn call for a pause, from the audio model and the transcript so far."""
+
+    turn_id: int
+    at: float
+    probability: float | None
+    text_verdict: str
+    end_now: bool
+
+
+@dataclass(frozen=True)
 class InputLevel:
     """Microphone RMS level, for the level meter."""
 
@@ -246,4 +265,6 @@ PipelineEvent = (
     | StageFailed
     | InputLevel
     | TurnCommitted
+    | EndOfTurnScore
+    | EndOfTurnDecided
 )

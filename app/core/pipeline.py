@@ -43,6 +43,7 @@ from app.core.stages import (
 from app.core.turn import (
     CancelTurn,
     Command,
+    JudgeEndOfTurn,
     Publish,
     ReleaseTurn,
     Respond,
@@ -145,6 +146,7 @@ class VoicePipeline:
             self.playback,
             echo,
             turn_detector,
+            defer_to_transcript=self.config.speculative,
         )
         self.synthesizer = Synthesizer(
             self._bus.put_nowait, engines.tts, self.live, self.clock, self.playback
@@ -341,6 +343,8 @@ class VoicePipeline:
                 case Respond():
                     messages = self._with_context(command.turn_id, command.messages)
                     self.responder.inbox.put(RespondJob(command.turn_id, messages))
+                case JudgeEndOfTurn():
+                    self.listener.inbox.put(command)
 
     def _with_context(self, turn_id: int, messages: list[ChatMessage]) -> list[ChatMessage]:
         if self._context is None or not messages:

@@ -25,6 +25,8 @@ from app.core.conversation import Conversation
 from app.core.events import (
     AssistantState,
     BargeIn,
+    EndOfTurnDecided,
+    EndOfTurnScore,
     FloatAudio,
     PipelineEvent,
     PlaybackEnded,
@@ -42,6 +44,7 @@ from app.core.events import (
     UtteranceEnded,
 )
 from app.core.ports import ChatMessage
+from app.core.utterance_text import end_turn_now, judge_text
 
 
 @dataclass(frozen=True)
@@ -72,7 +75,16 @@ class Publish:
     event: PipelineEvent
 
 
-Command = StartTurn | ReleaseTurn | CancelTurn | Respond | Publish
+@dataclass(frozen=True)
+class JudgeEndOfTurn:
+    """For the listener: end the turn at the pause reported at ``pause_at`` now, or give
+    the user longer. Ignored there if the user has gone on since."""
+
+    pause_at: float
+    end_now: bool
+
+
+Command = StartTurn | ReleaseTurn | CancelTurn | Respond | Publish | JudgeEndOfTurn
 
 
 REOPENED = "reopened: the user went on"
@@ -95,6 +107,10 @@ class _Turn:
     user_text: str | None = None
     abandoned: bool = False
     playback_started: bool = False
+    pause_at: float | None = None
+    """``SpeechPaused.at`` of a speculative turn: which pause the end-of-turn call is for."""
+    end_probability: float | None = None
+    """The audio model's end-of-turn probability at the pause that started this turn."""
 
 
 def join_utterances(earlier: _HeldAudio, later: _HeldAudio, sample_rate: int) -> _HeldAudio:
@@ -125,6 +141,8 @@ class TurnMachine:
     """A reply heard for less than this when the user went on was not heard as an answer."""
     carry_for_s: float = 10.0
     """Carried words join the next utterance only if it starts within this long."""
+    complete_threshold: float = 0.5
+    """The audio model's probability above which an unclear transcript ends the turn."""
     state: AssistantState = AssistantState.IDLE
     muted: bool = False
     _active: _Turn | None = None
@@ -169,6 +187,10 @@ class TurnMachine:
                 return self._on_resume(event)
             case UtteranceEnded():
                 return self._on_end_of_turn(event)
+            case EndOfTurnScore():
+                if self._active and not self._active.confirmed:
+                    self._active.end_probability = event.probability
+                return []
             case Transcript():
                 return self._on_transcript(event)
             case PlaybackStarted():
@@ -208,7 +230,10 @@ class TurnMachine:
     def _on_pause(self, event: SpeechPaused) -> list[Command]:
         if self.muted or not self.speculative or self._active is not None:
             return []
-        return self._start(event.audio, event.at, event.speech_start, event.speech_end, True)
+        commands = self._start(event.audio, event.at, event.speech_start, event.speech_end, True)
+        if self._active is not None:
+            self._active.pause_at = event.at
+        return commands
 
     def _on_resume(self, event: SpeechResumed) -> list[Command]:
         if self._active and not self._active.confirmed:
@@ -258,9 +283,22 @@ class TurnMachine:
                 commands += self._settle(event.at)
             return commands
         active.user_text = self.conversation.user_text_for(text)
+        commands = [Respond(active.turn_id, self.conversation.messages_for(active.user_text))]
         if active.confirmed:
             self._awaiting_commit[active.turn_id] = active.user_text
-        return [Respond(active.turn_id, self.conversation.messages_for(active.user_text))]
+        elif active.pause_at is not None:
+            commands += self._judge_end_of_turn(active, text, event.at)
+        return commands
+
+    def _judge_end_of_turn(self, turn: _Turn, text: str, at: float) -> list[Command]:
+        """The user is still quiet after the pause that started this speculative turn, and
+        its words are known now: combine them with the audio model's call. This costs the
+        reply nothing: it could not start before the transcript anyway."""
+        assert turn.pause_at is not None
+        verdict = judge_text(text)
+        end_now = end_turn_now(verdict, turn.end_probability, self.complete_threshold)
+        decided = EndOfTurnDecided(turn.turn_id, at, turn.end_probability, verdict.value, end_now)
+        return [Publish(decided), JudgeEndOfTurn(turn.pause_at, end_now)]
 
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
         candidate = self._reopen_if_unheard.pop(event.turn_id, None)

@@ -89,3 +89,46 @@ def test_reference_resampling_keeps_duration() -> None:
     out = to_pipeline_rate(tone, 24_000)
     assert out.size == 16_000
     assert abs(float(np.max(out)) - 1.0) < 0.01
+
+
+# ---- the end-of-turn call from the words (speculative turns) ---------------------------
+
+
+def _pause_at(events: list[PipelineEvent]) -> float:
+    from app.core.events import SpeechPaused
+
+    return next(e.at for e in events if isinstance(e, SpeechPaused))
+
+
+def test_deferring_listener_reports_the_score_and_leaves_the_call_to_the_words() -> None:
+    from app.core.events import EndOfTurnScore
+    from app.core.turn import JudgeEndOfTurn
+
+    events: list[PipelineEvent] = []
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
+                        PlaybackQueue(16_000, events.append),
+                        turn_detector=FakeTurnDetector(0.9), defer_to_transcript=True)
+    listener.handle(MicBlock(loud(1.0)))
+    listener.handle(MicBlock(quiet(0.2)))
+    assert [e.probability for e in events if isinstance(e, EndOfTurnScore)] == [0.9]
+    assert end_times(events) == []  # sure-sounding, but the words are not in yet
+    listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), end_now=True))
+    [ended_at] = end_times(events)
+    assert ended_at < 1.0 + 0.25
+
+
+def test_a_call_for_an_old_pause_is_ignored_and_unfinished_words_wait() -> None:
+    from app.core.turn import JudgeEndOfTurn
+
+    events: list[PipelineEvent] = []
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
+                        PlaybackQueue(16_000, events.append),
+                        turn_detector=FakeTurnDetector(0.9), defer_to_transcript=True)
+    listener.handle(MicBlock(loud(1.0)))
+    listener.handle(MicBlock(quiet(0.2)))
+    listener.handle(JudgeEndOfTurn(pause_at=0.5, end_now=True))  # not this pause
+    assert end_times(events) == []
+    listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), end_now=False))
+    listener.handle(MicBlock(quiet(1.0)))
+    [ended_at] = end_times(events)
+    assert ended_at > 1.0 + 0.9  # the longer wait, although the audio model was sure

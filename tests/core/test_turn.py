@@ -8,6 +8,8 @@ from app.core.conversation import Conversation
 from app.core.events import (
     AssistantState,
     BargeIn,
+    EndOfTurnDecided,
+    EndOfTurnScore,
     PlaybackEnded,
     PlaybackStarted,
     SpeechPaused,
@@ -23,6 +25,7 @@ from app.core.turn import (
     REOPENED,
     CancelTurn,
     Command,
+    JudgeEndOfTurn,
     Publish,
     ReleaseTurn,
     Respond,
@@ -281,3 +284,42 @@ def test_release_follows_the_speculative_turn_id() -> None:
     start = m.handle(paused())[1]
     release = next(c for c in m.handle(ended()) if isinstance(c, ReleaseTurn))
     assert isinstance(start, StartTurn) and release.turn_id == start.turn_id
+
+
+# ---- the end-of-turn call: audio model + the words at the pause ------------------------
+
+
+def _judge(commands: list[Command]) -> JudgeEndOfTurn:
+    return next(c for c in commands if isinstance(c, JudgeEndOfTurn))
+
+
+def test_a_finished_question_ends_the_turn_although_the_audio_model_hesitates() -> None:
+    m = machine()
+    start = start_of(m.handle(paused(1.0)))
+    m.handle(EndOfTurnScore(at=1.0, probability=0.08))
+    cmds = m.handle(Transcript(start.turn_id, "Why is the sky blue?", 1.2))
+    assert "Respond" in names(cmds)
+    call = _judge(cmds)
+    assert call.pause_at == 1.0 and call.end_now
+    decided = next(c.event for c in cmds if isinstance(c, Publish)
+                   and isinstance(c.event, EndOfTurnDecided))
+    assert decided.probability == 0.08 and decided.text_verdict == "complete"
+
+
+def test_words_that_trail_off_wait_although_the_audio_model_is_sure() -> None:
+    m = machine()
+    start = start_of(m.handle(paused(1.0)))
+    m.handle(EndOfTurnScore(at=1.0, probability=0.95))
+    call = _judge(m.handle(Transcript(start.turn_id, "I would like to go to the", 1.2)))
+    assert not call.end_now
+
+
+def test_unclear_words_follow_the_audio_model_and_confirmed_turns_need_no_call() -> None:
+    m = machine()
+    start = start_of(m.handle(paused(1.0)))
+    m.handle(EndOfTurnScore(at=1.0, probability=0.7))
+    assert _judge(m.handle(Transcript(start.turn_id, "tell me a story", 1.2))).end_now
+    m = machine(speculative=False)
+    start = start_of(m.handle(ended()))
+    cmds = m.handle(Transcript(start.turn_id, "Why is the sky blue?", 1.5))
+    assert "JudgeEndOfTurn" not in names(cmds)

@@ -79,7 +79,8 @@ def test_words_after_a_short_pause_join_the_request(
     result = run_file(engines, persona, audio, max_wait_s=30.0,
                       turn_detector=FakeTurnDetector(probability=0.95))
 
-    answered = [t for t in result.turns if t.heard_text]
+    # a reopened fragment may have played a blip (< 0.3 s) before the user went on
+    answered = [t for t in result.turns if t.heard_text and t.cancelled != REOPENED]
     assert answered, f"no reply was heard: {result.turns}"
     requests = [m.content for m in llm.prompts[-1] if m.role == "user"]
     said = " ".join(requests)

@@ -71,17 +71,35 @@ def test_barge_in_stops_playback_and_a_second_reply_follows(
     assert not second.interrupted
 
 
-def test_speculative_turn_is_cancelled_when_the_user_goes_on(
-    fake_engines: Engines, persona: Persona
-) -> None:
-    # a 300 ms pause mid-utterance: longer than the speculative pause, shorter than end of turn
+def test_speculative_turn_is_cancelled_when_the_user_goes_on(persona: Persona) -> None:
+    # a 300 ms pause mid-utterance: longer than the speculative pause, shorter than end of
+    # turn; the words so far trail off ("... is"), so the turn is not ended at the pause
+    engines = Engines(
+        FakeVoiceActivity(),
+        FakeRecognizer(["So what I was thinking is that", "So what is your name?"]),
+        FakeLanguageModel(),
+        FakeSynthesizer(),
+    )
     audio = np.concatenate([silence(0.5), voiced(0.8), silence(0.3), voiced(0.8), silence(1.2)])
-    result = run_file(fake_engines, persona, audio)
+    result = run_file(engines, persona, audio)
     assert result.speculative_cancelled >= 1
     [turn] = result.turns
     assert turn.speech_start is not None and turn.speech_start < 0.6
     times = loud_times(result.output, result.sample_rate)
     assert times[0] > 2.4  # nothing played during the pause
+
+
+def test_a_finished_question_ends_the_turn_before_the_silence_rule_would(
+    fake_engines: Engines, persona: Persona
+) -> None:
+    """The words at the first pause ("What is your name?") end the turn: the silence rule
+    alone would wait 480 ms."""
+    audio = np.concatenate([silence(0.5), voiced(1.0), silence(1.5)])
+    result = run_file(fake_engines, persona, audio)
+    [turn] = result.turns
+    assert turn.end_of_turn_text == "complete"
+    assert turn.end_of_turn is not None and turn.speech_end is not None
+    assert turn.end_of_turn - turn.speech_end < 0.45
 
 
 def test_a_noise_with_no_words_gets_no_reply_and_the_run_ends(persona: Persona) -> None:

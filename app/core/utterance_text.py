@@ -1,0 +1,89 @@
+"""Does a transcript read like a finished request? The words half of the end-of-turn call.
+
+The audio model (Smart Turn) hears intonation but misjudges flat or synthetic voices; the
+transcript we already have at the first pause (the speculative turn's ASR) tells another
+part of the story: "Why is the sky blue?" is done, "I would like to go to the" is not.
+Pure and cheap: called once per pause.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+
+class TextVerdict(Enum):
+    COMPLETE = "complete"
+    """Ends like a sentence or a question, on a word that can end one."""
+    UNFINISHED = "unfinished"
+    """Trails off: a conjunction, an article, a preposition, a comma, an ellipsis."""
+    UNCLEAR = "unclear"
+    """No punctuation to go by, or nothing said: the audio model decides."""
+
+
+TRAILING_WORDS = frozenset({
+    # conjunctions
+    "and", "or", "but", "so", "because", "although", "though", "whereas", "unless", "until",
+    "if", "whether", "than", "which", "whose",
+    # articles and possessives
+    "the", "a", "an", "my", "your", "its", "our", "their", "every",
+    # prepositions that are not also verb particles
+    "to", "of", "for", "with", "without", "from", "into", "onto", "at", "by", "about", "as",
+    "via", "like",
+    # fillers
+    "um", "uh", "er", "erm",
+})
+"""Words a spoken request does not end on (English): conjunctions, articles, possessives,
+prepositions that are not also verb particles ("log in", "turn it on" end fine), fillers.
+Pronouns and verbs are left out: "Can you help me?", "I know what it is." are finished."""
+
+SO_ENDS_A_SENTENCE_AFTER = frozenset(
+    {"think", "hope", "guess", "believe", "suppose", "said", "say", "do", "not"}
+)
+"""'so' trails ("...and so") except in "I think so", "I hope so", ..."""
+
+ENDING_MARKS = (".", "!", "\u3002", "\uff01")  # and the CJK full stop / exclamation
+QUESTION_MARKS = ("?", "\uff1f")
+TRAILING_MARKS = (",", ";", ":", "-", "\u2013", "\u2014", "\u3001", "\uff0c", "\u2026", "...")
+"""Commas, dashes and ellipses, CJK ones included."""
+
+
+def _words(text: str) -> list[str]:
+    return ["".join(ch for ch in word.lower() if ch.isalnum() or ch == "'")
+            for word in text.split()]
+
+
+def _trails_off(text: str) -> bool:
+    words = [w for w in _words(text) if w]
+    if not words or words[-1] not in TRAILING_WORDS:
+        return False
+    return not (words[-1] == "so" and len(words) > 1
+                and words[-2] in SO_ENDS_A_SENTENCE_AFTER)
+
+
+def judge_text(text: str) -> TextVerdict:
+    """How the transcript so far ends. A question mark settles it; Whisper closes most
+    fragments with a full stop, so a full stop after a trailing word does not."""
+    stripped = text.strip().strip("\"')]\u201d\u2019")
+    if not stripped:
+        return TextVerdict.UNCLEAR
+    if stripped.endswith(TRAILING_MARKS):
+        return TextVerdict.UNFINISHED
+    if stripped.endswith(QUESTION_MARKS):
+        return TextVerdict.COMPLETE
+    if _trails_off(stripped):
+        return TextVerdict.UNFINISHED
+    if stripped.endswith(ENDING_MARKS):
+        return TextVerdict.COMPLETE
+    return TextVerdict.UNCLEAR
+
+
+def end_turn_now(verdict: TextVerdict, probability: float | None, threshold: float) -> bool:
+    """Combine the words and the audio model's probability (None: no audio model).
+
+    A finished sentence ends the turn even if the audio model hesitates; a trailing word
+    waits even if the audio model is sure; otherwise the audio model decides."""
+    if verdict is TextVerdict.COMPLETE:
+        return True
+    if verdict is TextVerdict.UNFINISHED:
+        return False
+    return probability is not None and probability >= threshold

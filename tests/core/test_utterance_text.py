@@ -1,0 +1,41 @@
+"""The words half of the end-of-turn call."""
+
+from __future__ import annotations
+
+import pytest
+
+from app.core.utterance_text import TextVerdict, end_turn_now, judge_text
+
+V = TextVerdict
+
+
+@pytest.mark.parametrize("text", [
+    "Why is the sky blue?", "What time zone is Tokyo in?", "Can you help me?",
+    "Do you know what time it is?", "Tell me a joke.", "I think so.", "Turn it on.",
+    "I know what it is.", "Thanks!", "What is this about?",
+    "\u6771\u4eac\u306f\u3069\u3053\u3067\u3059\u304b\uff1f",
+])
+def test_finished_requests(text: str) -> None:
+    assert judge_text(text) is V.COMPLETE
+
+
+@pytest.mark.parametrize("text", [
+    "I would like to go to the", "I would like to go to the.", "So what I was thinking is,",
+    "Can you tell me about the...", "Yesterday I went to the store because",
+    "Tell me about my", "I need milk and.", "and so", "I was going to…", "Um.",
+])
+def test_requests_that_trail_off(text: str) -> None:
+    assert judge_text(text) is V.UNFINISHED
+
+
+@pytest.mark.parametrize("text", ["", "   ", "tell me a story", "hello there"])
+def test_unclear_without_punctuation(text: str) -> None:
+    assert judge_text(text) is V.UNCLEAR
+
+
+def test_words_and_audio_model_combined() -> None:
+    assert end_turn_now(V.COMPLETE, 0.05, 0.5)  # a flat voice: the words settle it
+    assert not end_turn_now(V.UNFINISHED, 0.95, 0.5)  # sounds done, reads cut off: wait
+    assert end_turn_now(V.UNCLEAR, 0.7, 0.5)
+    assert not end_turn_now(V.UNCLEAR, 0.3, 0.5)
+    assert not end_turn_now(V.UNCLEAR, None, 0.5)  # no audio model: the silence decides
