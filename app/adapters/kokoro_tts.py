@@ -76,6 +76,19 @@ class KokoroSynthesizer:
         self.sample_rate = KOKORO_SAMPLE_RATE
         log.info("Kokoro %s loaded, voice %s", model_path.name, voice)
 
+    @property
+    def voices(self) -> tuple[str, ...]:
+        """The voice ids the loaded voices file has (the persona editor lists them)."""
+        return tuple(sorted(self._voices))
+
+    def synthesize_as(self, text: str, voice: str, speed: float) -> FloatAudio:
+        """``text`` in another voice, for a preview, leaving the current voice alone."""
+        if voice not in self._voices:
+            raise ValueError(f"Kokoro has no voice {voice!r}")
+        speed = min(MAX_SPEED, max(MIN_SPEED, float(speed)))
+        audio, _rate = self._kokoro.create(text, voice=voice, speed=speed, lang=self.lang)
+        return np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+
     def synthesize(self, text: str) -> FloatAudio:
         """All of ``text`` as one mono float32 array at ``sample_rate``."""
         if not text.strip():

@@ -330,9 +330,10 @@ def _fit(text: str, limit: int) -> str:
     return cut + "…"
 
 
-def slug(name: str) -> str:
+def slug(name: str, fallback: str = "card") -> str:
+    """A persona id from a name: lowercase ASCII letters, digits and dashes."""
     ascii_name = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode()
-    return re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")[:32].strip("-") or "card"
+    return re.sub(r"[^a-z0-9]+", "-", ascii_name.lower()).strip("-")[:32].strip("-") or fallback
 
 
 def unique_id(base: str, taken: Iterable[str]) -> str:

@@ -78,6 +78,8 @@ class Settings(BaseModel):
     persona_id: str | None = None
     muted: bool = False
     show_hud: bool = False
+    speak_greeting: bool = True
+    """Say the persona's greeting aloud when it is picked in the sidebar."""
 
     def replace(self, **changes: Any) -> Settings:
         """A validated copy with ``changes`` applied (raises pydantic's ValidationError)."""

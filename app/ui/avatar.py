@@ -42,6 +42,7 @@ class AvatarWidget(QWidget):
         self._style = style or AvatarStyle()
         self._colours = FaceColours.from_style(self._style)
         self._backdrop: QPixmap | None = None
+        self._picture: QPixmap | None = None
         self._backdrop_key: tuple[object, ...] | None = None
         self._state = AssistantState.IDLE
         self._message = ""
@@ -77,6 +78,15 @@ class AvatarWidget(QWidget):
         self._style = style
         self._colours = FaceColours.from_style(style)
         self.update()
+
+    def set_picture(self, picture: QPixmap | None) -> None:
+        """A persona's picture (round) shown instead of the drawn face; None: the face."""
+        self._picture = picture
+        self.update()
+
+    @property
+    def picture(self) -> QPixmap | None:
+        return self._picture
 
     def set_state(self, state: AssistantState, message: str = "") -> None:
         self._state = state
@@ -151,7 +161,7 @@ class AvatarWidget(QWidget):
             self._backdrop_key = key
         painter = QPainter(self)
         paint_face(painter, QRectF(self.rect()), self._colours, self.pose(),
-                   backdrop=self._backdrop)
+                   backdrop=self._backdrop, picture=self._picture)
         painter.end()
 
     def sizeHint(self) -> QSize:

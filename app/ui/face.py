@@ -75,9 +75,11 @@ class FacePose:
 
 
 def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: FacePose,
-               *, decorations: bool = True, backdrop: QPixmap | None = None) -> None:
+               *, decorations: bool = True, backdrop: QPixmap | None = None,
+               picture: QPixmap | None = None) -> None:
     """Paint the whole avatar into ``rect``; ``decorations`` off for tiny thumbnails.
-    ``backdrop`` is a cached ``render_backdrop`` of the same size (gradients are slow)."""
+    ``backdrop`` is a cached ``render_backdrop`` of the same size (gradients are slow).
+    ``picture`` (a persona's image, already round) replaces the drawn face."""
     painter.save()
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     if backdrop is not None:
@@ -90,12 +92,17 @@ def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: Face
     r = size * 0.3
     if decorations:
         _ring(painter, centre, r, colours, pose)
-    _hair_back(painter, centre, r, colours)
-    _head(painter, centre, r, colours)
-    _hair_front(painter, centre, r, colours)
-    _eyes(painter, centre, r, colours, pose)
-    _brows(painter, centre, r, colours, pose)
-    _mouth(painter, centre, r, colours, pose)
+    if picture is not None:
+        side = r * 2.3
+        painter.drawPixmap(QRectF(centre.x() - side / 2, centre.y() - side / 2, side, side),
+                           picture, QRectF(picture.rect()))
+    else:
+        _hair_back(painter, centre, r, colours)
+        _head(painter, centre, r, colours)
+        _hair_front(painter, centre, r, colours)
+        _eyes(painter, centre, r, colours, pose)
+        _brows(painter, centre, r, colours, pose)
+        _mouth(painter, centre, r, colours, pose)
     if decorations and pose.state is AssistantState.THINKING:
         _thinking_dots(painter, centre, r, colours, pose)
     if pose.state is AssistantState.MUTED:

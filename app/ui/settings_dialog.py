@@ -164,6 +164,9 @@ class SettingsDialog(QDialog):
         self.smart_turn = QCheckBox("Answer as soon as I sound finished")
         self.smart_turn.setChecked(self.settings.smart_turn)
         form.addRow("Smart end of turn", self.smart_turn)
+        self.speak_greeting = QCheckBox("Say hello when I pick a persona")
+        self.speak_greeting.setChecked(self.settings.speak_greeting)
+        form.addRow("Greeting", self.speak_greeting)
 
     def _models_section(self, layout: QVBoxLayout) -> None:
         form = self._form(layout, "Models and voice")
@@ -232,6 +235,7 @@ class SettingsDialog(QDialog):
             barge_in=self.barge_in.isChecked(),
             echo_cancellation=self.echo_cancellation.isChecked(),
             smart_turn=self.smart_turn.isChecked(),
+            speak_greeting=self.speak_greeting.isChecked(),
             llm_path=self.llm_path.value(),
             **self.llm_choice.values(),
             asr_path=self.asr_path.value(),

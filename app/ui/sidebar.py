@@ -1,15 +1,37 @@
-"""The persona list: a face thumbnail, the name and a one-line description per persona."""
+"""The persona list: a face (or picture) thumbnail, the name and a one-line description per
+persona, with the persona actions: New, Edit, Duplicate, Delete (buttons under the list and
+a context menu), Import/Export of character cards, and dropping a card file onto the list.
+
+The list only asks for actions (signals); ``app.ui.persona_actions`` carries them out and
+hands the reloaded personas back through ``set_personas``.
+"""
 
 from __future__ import annotations
 
 import html
+from pathlib import Path
 
-from PySide6.QtCore import QSize, Qt, Signal
+from PySide6.QtCore import QPoint, QSize, Qt, Signal, SignalInstance
+from PySide6.QtGui import (
+    QAction,
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QImage,
+    QImageReader,
+    QPainter,
+    QPainterPath,
+    QPixmap,
+)
 from PySide6.QtWidgets import (
+    QGridLayout,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QListWidgetItem,
+    QMenu,
+    QSizePolicy,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -19,52 +41,142 @@ from app.ui import theme
 from app.ui.avatar import render_thumbnail
 
 THUMB = 44
+DESCRIPTION_WIDTH = 170
+"""Pixels a description line gets in the 270 px sidebar."""
+MAX_PICTURE_BYTES = 20 * 1024 * 1024
+CARD_SUFFIXES = (".png", ".json")
+
+
+def load_picture(path: Path | None, size: int, ratio: float = 1.0) -> QPixmap | None:
+    """A persona's picture cut to a circle, or None when there is none or it won't load.
+
+    The file size is checked first, and Qt's reader is asked to scale while decoding, so
+    a huge or hostile picture costs neither the memory nor the time of its full size."""
+    if path is None:
+        return None
+    try:
+        if not path.is_file() or path.stat().st_size > MAX_PICTURE_BYTES:
+            return None
+    except OSError:
+        return None
+    reader = QImageReader(str(path))
+    original = reader.size()
+    if not original.isValid() or original.width() > 8192 or original.height() > 8192:
+        return None
+    px = max(1, round(size * ratio))
+    scaled = original.scaled(px, px, Qt.AspectRatioMode.KeepAspectRatioByExpanding)
+    reader.setScaledSize(scaled)
+    picture = reader.read()
+    if picture.isNull():
+        return None
+    out = QImage(px, px, QImage.Format.Format_ARGB32_Premultiplied)
+    out.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(out)
+    painter.setRenderHint(QPainter.RenderHint.Antialiasing)
+    clip = QPainterPath()
+    clip.addEllipse(0, 0, px, px)
+    painter.setClipPath(clip)
+    painter.drawImage((px - picture.width()) // 2, (px - picture.height()) // 2, picture)
+    painter.end()
+    pixmap = QPixmap.fromImage(out)
+    pixmap.setDevicePixelRatio(ratio)
+    return pixmap
+
+
+def persona_thumbnail(persona: Persona, image: Path | None, size: int,
+                      ratio: float) -> QPixmap:
+    return load_picture(image, size, ratio) or render_thumbnail(persona.avatar, size, ratio)
 
 
 class _PersonaRow(QWidget):
-    def __init__(self, persona: Persona, ratio: float) -> None:
+    def __init__(self, persona: Persona, ratio: float, image: Path | None,
+                 builtin: bool) -> None:
         super().__init__()
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.setSpacing(12)
         face = QLabel()
-        face.setPixmap(render_thumbnail(persona.avatar, THUMB, ratio))
+        face.setPixmap(persona_thumbnail(persona, image, THUMB, ratio))
         face.setFixedSize(THUMB, THUMB)
         layout.addWidget(face)
         text = QVBoxLayout()
         text.setSpacing(2)
         name = QLabel(f"<b>{html.escape(persona.name)}</b>")
         name.setStyleSheet("font-size: 14px; background: transparent;")
-        description = QLabel(persona.description)
+        description = QLabel()
         description.setStyleSheet(f"color: {theme.MUTED_TEXT}; font-size: 12px;"
                                   " background: transparent;")
         description.setWordWrap(True)
-        description.setMinimumHeight(description.fontMetrics().lineSpacing() * 2 + 2)
+        metrics = description.fontMetrics()
+        description.setMinimumHeight(metrics.lineSpacing() * 2 + 2)
+        # at most two lines: the rest is in the tooltip
+        description.setText(metrics.elidedText(persona.description, Qt.TextElideMode.ElideRight,
+                                               DESCRIPTION_WIDTH * 2 - 24))
         text.addWidget(name)
         text.addWidget(description)
         layout.addLayout(text, 1)
-        self.setToolTip(persona.description)
+        origin = "Built-in persona (duplicate it to change it)" if builtin else "Your persona"
+        self.setToolTip(f"{persona.description}\n{origin}".strip())
 
 
 class PersonaSidebar(QListWidget):
-    """Emits ``persona_selected`` with the Persona when the user picks another one."""
+    """Emits ``persona_selected`` with the Persona when the user picks another one, and
+    one signal per persona action (the persona it applies to, where there is one)."""
 
     persona_selected = Signal(object)
+    new_requested = Signal()
+    edit_requested = Signal(object)
+    duplicate_requested = Signal(object)
+    delete_requested = Signal(object)
+    import_requested = Signal()
+    export_requested = Signal(object)
+    card_dropped = Signal(str)
 
-    def __init__(self, personas: list[Persona], parent: QWidget | None = None) -> None:
+    def __init__(self, personas: list[Persona], parent: QWidget | None = None,
+                 builtin: set[str] | None = None,
+                 images: dict[str, Path | None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("personaList")
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.personas = list(personas)
-        ratio = self.devicePixelRatioF()
-        for persona in self.personas:
-            item = QListWidgetItem()
-            row = _PersonaRow(persona, ratio)
-            item.setSizeHint(QSize(200, max(76, row.sizeHint().height())))
-            item.setData(Qt.ItemDataRole.UserRole, persona.id)
-            self.addItem(item)
-            self.setItemWidget(item, row)
+        self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
+        self.customContextMenuRequested.connect(self._context_menu)
+        self.setAcceptDrops(True)
+        self.setDragDropMode(QListWidget.DragDropMode.DropOnly)
+        self.personas: list[Persona] = []
+        self.builtin: set[str] = set()
         self.currentRowChanged.connect(self._changed)
+        self.buttons = self._build_buttons()
+        """New / Edit / Duplicate / Delete, for the window to place under the list."""
+        self.set_personas(personas, builtin or set(), images or {})
+
+    # ---- contents -------------------------------------------------------------------
+
+    def set_personas(self, personas: list[Persona], builtin: set[str],
+                     images: dict[str, Path | None], select: str | None = None) -> None:
+        """Show ``personas`` (after a save, delete or import) keeping the selection on
+        ``select`` (default: the current one) without emitting ``persona_selected``."""
+        shown = self.current_persona()
+        current = select or (shown.id if shown is not None else None)
+        self.blockSignals(True)
+        try:
+            self.clear()
+            self.personas = list(personas)
+            self.builtin = set(builtin)
+            ratio = self.devicePixelRatioF()
+            for persona in self.personas:
+                item = QListWidgetItem()
+                row = _PersonaRow(persona, ratio, images.get(persona.id),
+                                  persona.id in self.builtin)
+                item.setSizeHint(QSize(200, max(76, row.sizeHint().height())))
+                item.setData(Qt.ItemDataRole.UserRole, persona.id)
+                self.addItem(item)
+                self.setItemWidget(item, row)
+            for i, persona in enumerate(self.personas):
+                if persona.id == current:
+                    self.setCurrentRow(i)
+        finally:
+            self.blockSignals(False)
+        self._update_buttons()
 
     def select(self, persona_id: str) -> None:
         for i, persona in enumerate(self.personas):
@@ -72,6 +184,118 @@ class PersonaSidebar(QListWidget):
                 self.setCurrentRow(i)
                 return
 
+    def current_persona(self) -> Persona | None:
+        row = self.currentRow()
+        return self.personas[row] if 0 <= row < len(self.personas) else None
+
     def _changed(self, row: int) -> None:
+        self._update_buttons()
         if 0 <= row < len(self.personas):
             self.persona_selected.emit(self.personas[row])
+
+    # ---- actions --------------------------------------------------------------------
+
+    def _build_buttons(self) -> QWidget:
+        bar = QWidget()
+        bar.setObjectName("personaButtons")
+        layout = QGridLayout(bar)
+        layout.setContentsMargins(0, 4, 0, 0)
+        layout.setSpacing(6)
+        self.new_button = self._button("New", "Create a new persona", self.new_requested.emit)
+        self.edit_button = self._button("Edit", "Edit the selected persona",
+                                        lambda: self._emit(self.edit_requested))
+        self.duplicate_button = self._button("Duplicate", "Copy the selected persona",
+                                             lambda: self._emit(self.duplicate_requested))
+        self.delete_button = self._button("Delete", "Delete the selected persona",
+                                          lambda: self._emit(self.delete_requested))
+        for i, button in enumerate((self.new_button, self.edit_button, self.duplicate_button,
+                                    self.delete_button)):
+            button.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Fixed)
+            layout.addWidget(button, i // 2, i % 2)  # two rows: the labels never elide
+        return bar
+
+    def _button(self, text: str, tip: str, slot: object) -> QToolButton:
+        button = QToolButton()
+        button.setText(text)
+        button.setToolTip(tip)
+        button.setObjectName(f"persona{text}Button")
+        button.clicked.connect(slot)
+        return button
+
+    def _emit(self, signal: SignalInstance) -> None:
+        persona = self.current_persona()
+        if persona is not None:
+            signal.emit(persona)
+
+    def _update_buttons(self) -> None:
+        persona = self.current_persona()
+        mine = persona is not None and persona.id not in self.builtin
+        self.edit_button.setEnabled(mine)
+        self.delete_button.setEnabled(mine)
+        self.duplicate_button.setEnabled(persona is not None)
+        if persona is not None and not mine:
+            self.edit_button.setToolTip("Built-in personas are read-only: duplicate to change")
+        else:
+            self.edit_button.setToolTip("Edit the selected persona")
+
+    def menu_for(self, persona: Persona | None) -> QMenu:
+        """The context menu for ``persona`` (None: the empty part of the list)."""
+        menu = QMenu(self)
+        mine = persona is not None and persona.id not in self.builtin
+
+        def add(text: str, slot: object, enabled: bool = True) -> QAction:
+            action = menu.addAction(text)
+            action.triggered.connect(slot)
+            action.setEnabled(enabled)
+            return action
+
+        add("New persona…", self.new_requested.emit)
+        if persona is not None:
+            add("Edit…", lambda: self.edit_requested.emit(persona), mine)
+            add("Duplicate…", lambda: self.duplicate_requested.emit(persona))
+            add("Delete…", lambda: self.delete_requested.emit(persona), mine)
+        menu.addSeparator()
+        add("Import character card…", self.import_requested.emit)
+        if persona is not None:
+            add("Export as character card…", lambda: self.export_requested.emit(persona))
+        return menu
+
+    def _context_menu(self, pos: QPoint) -> None:
+        item = self.itemAt(pos)
+        persona = None
+        if item is not None:
+            persona = self.personas[self.row(item)]
+        self.menu_for(persona).exec(self.viewport().mapToGlobal(pos))
+
+    # ---- dropping a card --------------------------------------------------------------
+
+    @staticmethod
+    def _card_path(event: QDropEvent | QDragEnterEvent | QDragMoveEvent) -> str | None:
+        mime = event.mimeData()
+        if not mime.hasUrls():
+            return None
+        for url in mime.urls():
+            if url.isLocalFile() and url.toLocalFile().lower().endswith(CARD_SUFFIXES):
+                return str(url.toLocalFile())
+        return None
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if self._card_path(event):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        if self._card_path(event):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        path = self._card_path(event)
+        if path is None:
+            event.ignore()
+            return
+        event.acceptProposedAction()
+        self.card_dropped.emit(path)
+

@@ -41,7 +41,8 @@ from app.ui.heartbeat import StallMonitor
 from app.ui.hud import LatencyHud
 from app.ui.meter import LevelMeter
 from app.ui.notices import Notice, NoticeArea
-from app.ui.sidebar import PersonaSidebar
+from app.ui.persona_actions import PersonaActions
+from app.ui.sidebar import PersonaSidebar, load_picture
 from app.ui.transcript import TranscriptView
 
 log = logging.getLogger(__name__)
@@ -94,6 +95,7 @@ class MainWindow(QMainWindow):
         self.conversations = Conversations(self, keeper) if keeper is not None else None
         """Saved conversations and memories (None: nothing is kept, as in older tests)."""
         self._connect_bridge()
+        self.persona_actions = PersonaActions(self)
         self.sidebar.select(self.persona.id)
         self._apply_persona(self.persona, switch_pipeline=False)
         self.hud.setVisible(settings.show_hud)
@@ -123,6 +125,7 @@ class MainWindow(QMainWindow):
         self.sidebar = PersonaSidebar(self.library.personas)
         self.sidebar.persona_selected.connect(self._on_persona_selected)
         side_layout.addWidget(self.sidebar, 1)
+        side_layout.addWidget(self.sidebar.buttons)  # New, Edit, Duplicate, Delete
         outer.addWidget(side)
 
         main = QVBoxLayout()
@@ -252,6 +255,7 @@ class MainWindow(QMainWindow):
         if not self.device_error:
             self.banner.hide()
         pipeline.set_muted(self.mute_action.isChecked())
+        self._use_persona_settings(self.persona, greet=False)
         for notice in getattr(pipeline.engines, "notices", ()):  # e.g. a voice fallback
             self.add_notice(str(notice))
         self._refresh_avatar()
@@ -323,10 +327,25 @@ class MainWindow(QMainWindow):
         if persona.id != self.persona.id:
             self._apply_persona(persona, switch_pipeline=True)
 
-    def _apply_persona(self, persona: Persona, switch_pipeline: bool) -> None:
+    def refresh_persona(self, persona: Persona) -> None:
+        """The current persona's file changed (edited): use its new prompt, voice, face."""
+        self._apply_persona(persona, switch_pipeline=True, greet=False)
+
+    def _use_persona_settings(self, persona: Persona, greet: bool) -> None:
+        """Its LLM settings, and its greeting said aloud (unless turned off)."""
+        if self.pipeline is None:
+            return
+        self.pipeline.set_reply_options(persona.llm.temperature, persona.llm.reply_sentences)
+        if greet:  # an empty text stops the previous persona's greeting
+            speak = self.settings.speak_greeting and bool(persona.greeting.strip())
+            self.pipeline.say(persona.greeting if speak else "")
+
+    def _apply_persona(self, persona: Persona, switch_pipeline: bool,
+                       greet: bool = True) -> None:
         """Switch conversation, voice and face at once; the prefix is warmed in the background."""
         self.persona = persona
         self.avatar.set_avatar_style(persona.avatar)
+        self.avatar.set_picture(load_picture(self.library.image_path(persona), 512))
         self.title.setText(persona.name)
         if self.conversations is not None:  # the persona's own conversation, resumed
             self.conversations.show(persona)
@@ -337,6 +356,7 @@ class MainWindow(QMainWindow):
                 if self.conversations is None:
                     self.pipeline.set_system_prompt(persona.full_system_prompt())
                 self._switch_voice(persona)
+                self._use_persona_settings(persona, greet)
             self._store(self.settings.replace(persona_id=persona.id))
             self.persona_changed.emit(persona)
         self._refresh_avatar()

@@ -1,0 +1,532 @@
+"""The persona editor: name, description, prompt, greeting, language, voice, face and LLM
+settings of one user persona, validated by the Persona model and saved atomically as TOML
+into the user's persona folder.
+
+"Say the greeting" synthesizes with the running voice engine on a worker thread and plays
+it on the speaker the app uses; the dialog says why when it cannot (no voice loaded yet,
+no audio device).
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+from PySide6.QtCore import QObject, Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QColorDialog,
+    QComboBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPlainTextEdit,
+    QPushButton,
+    QScrollArea,
+    QSpinBox,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.personas.cards import slug, unique_id
+from app.personas.loader import IMAGE_SUFFIXES
+from app.personas.model import AvatarStyle, Persona
+from app.personas.writer import PersonaSaveError, save_persona
+from app.ui import theme
+from app.ui.cards import section_label
+from app.ui.sidebar import MAX_PICTURE_BYTES, load_picture, persona_thumbnail
+
+log = logging.getLogger(__name__)
+
+KOKORO_VOICES = (
+    "af_heart", "af_alloy", "af_aoede", "af_bella", "af_jessica", "af_kore", "af_nicole",
+    "af_nova", "af_river", "af_sarah", "af_sky", "am_adam", "am_echo", "am_eric",
+    "am_fenrir", "am_liam", "am_michael", "am_onyx", "am_puck", "bf_alice", "bf_emma",
+    "bf_isabella", "bf_lily", "bm_daniel", "bm_fable", "bm_george", "bm_lewis",
+)
+"""Kokoro v1.0's English voices, listed when no Kokoro voice is loaded to ask."""
+LANGUAGES = (
+    ("en", "English"), ("ja", "Japanese"), ("es", "Spanish"), ("fr", "French"),
+    ("de", "German"), ("it", "Italian"), ("pt", "Portuguese"), ("zh", "Chinese"),
+    ("ko", "Korean"), ("hi", "Hindi"),
+)
+FIELD_LABELS = {
+    "id": "Id", "name": "Name", "description": "Description",
+    "system_prompt": "System prompt", "greeting": "Greeting", "language": "Language",
+    "voice": "Voice", "avatar": "Face", "llm": "Replies",
+}
+COLOUR_PARTS = (("background", "Background"), ("skin", "Skin"), ("hair", "Hair"),
+                ("accent", "Accent"))
+DEFAULT_TEMPERATURE = -0.1
+"""The temperature spin box's lowest value, shown as "App default"."""
+ERROR_STYLE = f"border: 1px solid {theme.DANGER};"
+
+Synthesize = Callable[[str, str, float], tuple[np.ndarray, int]]
+"""(text, voice, speed) -> (samples, sample rate)."""
+Play = Callable[[np.ndarray, int], None]
+
+
+def voice_engine(tts: object | None) -> tuple[Sequence[str], Synthesize | None, str]:
+    """What the running voice engine offers the editor: its voices, a preview synthesizer
+    and a note for the user (why the list is what it is)."""
+    if tts is None:
+        return KOKORO_VOICES, None, "The voice is still loading: the preview works once it is."
+    voices = getattr(tts, "voices", None)
+    synthesize_as = getattr(tts, "synthesize_as", None)
+    if isinstance(voices, tuple) and voices and callable(synthesize_as):
+
+        def kokoro(text: str, voice: str, speed: float) -> tuple[np.ndarray, int]:
+            samples = synthesize_as(text, voice, speed)
+            return samples, int(getattr(tts, "sample_rate", 24_000))
+
+        return voices, kokoro, ""
+    synthesize = getattr(tts, "synthesize", None)
+    if not callable(synthesize):
+        return KOKORO_VOICES, None, "This voice engine cannot preview."
+
+    def plain(text: str, _voice: str, _speed: float) -> tuple[np.ndarray, int]:
+        return synthesize(text), int(getattr(tts, "sample_rate", 16_000))
+
+    note = ("The voice in use has one speaker: the Kokoro voice chosen here is used "
+            "when Kokoro is installed.")
+    return KOKORO_VOICES, plain, note
+
+
+def sounddevice_player(output_device: str | None) -> Play:
+    """Plays on the app's speaker with sounddevice (a second stream; PortAudio mixes)."""
+
+    def play(samples: np.ndarray, rate: int) -> None:
+        import sounddevice as sd
+
+        device: Any = output_device
+        sd.play(samples, rate, device=device, blocking=True)
+
+    return play
+
+
+class GreetingPreview(QObject):
+    """Synthesizes and plays on a worker thread; ``status`` comes back on the GUI thread."""
+
+    status = Signal(str)
+
+    def __init__(self, synthesize: Synthesize | None, play: Play | None,
+                 note: str = "", parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._synthesize, self._play, self.note = synthesize, play, note
+        self._thread: threading.Thread | None = None
+
+    @property
+    def busy(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self, text: str, voice: str, speed: float) -> None:
+        if not text.strip():
+            self.status.emit("Write a greeting first.")
+            return
+        if self._synthesize is None:
+            self.status.emit(self.note or "No voice is loaded yet.")
+            return
+        if self.busy:
+            return
+        self.status.emit("Speaking…")
+        self._thread = threading.Thread(target=self._run, args=(text, voice, speed),
+                                        name="greeting-preview", daemon=True)
+        self._thread.start()
+
+    def join(self, timeout: float = 10.0) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
+
+    def _run(self, text: str, voice: str, speed: float) -> None:
+        assert self._synthesize is not None
+        try:
+            samples, rate = self._synthesize(text, voice, speed)
+        except Exception as exc:
+            log.warning("greeting preview failed: %s", exc)
+            self.status.emit(f"Could not synthesize the greeting: {exc}")
+            return
+        if self._play is None:
+            self.status.emit("No audio output: audio is turned off for this run.")
+            return
+        try:
+            self._play(samples, rate)
+        except Exception as exc:
+            log.warning("greeting preview could not play: %s", exc)
+            self.status.emit(f"No audio device to play on: {exc}")
+            return
+        self.status.emit(f"Said it ({samples.size / max(rate, 1):.1f} s).")
+
+
+@dataclass(frozen=True)
+class EditorContext:
+    """Where the editor saves and what it must not clash with."""
+
+    folder: Path
+    taken_ids: frozenset[str]
+    voices: Sequence[str] = KOKORO_VOICES
+    preview: GreetingPreview | None = None
+
+
+class _ColourButton(QPushButton):
+    def __init__(self, colour: str) -> None:
+        super().__init__()
+        self.setMinimumWidth(96)
+        self.clicked.connect(self._pick)
+        self.set_colour(colour)
+
+    def set_colour(self, colour: str) -> None:
+        self.colour = colour
+        self.setText(colour)
+        ink = "#000000" if QColor(colour).lightness() > 140 else "#ffffff"
+        self.setStyleSheet(f"background: {colour}; color: {ink}; border: 1px solid "
+                           f"{theme.BORDER}; border-radius: 6px; padding: 6px 10px;")
+
+    def _pick(self) -> None:
+        chosen = QColorDialog.getColor(QColor(self.colour), self, "Choose a colour")
+        if chosen.isValid():
+            self.set_colour(chosen.name())
+
+
+class PersonaEditor(QDialog):
+    """Edit ``persona`` (None: a new one). ``saved`` holds the persona after Save;
+    ``existing`` is its file when editing (kept as is, so its id never changes)."""
+
+    def __init__(self, persona: Persona | None, context: EditorContext,
+                 existing: Path | None = None, image: Path | None = None,
+                 parent: QWidget | None = None, title: str | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("personaEditor")
+        self.context = context
+        self.original = persona
+        self.existing = existing
+        self.saved: Persona | None = None
+        self.saved_path: Path | None = None
+        self._image: Path | None = image
+        self.setWindowTitle(title or (f"Edit {persona.name}" if persona else "New persona"))
+        self.setMinimumSize(640, 600)
+        self.resize(700, 820)
+        start = persona or Persona(id="new", name="New persona",
+                                   system_prompt="You are a friendly companion.",
+                                   greeting="Hello! Nice to meet you.")
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(18, 14, 18, 14)
+        scroll = QScrollArea()
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(4, 0, 12, 0)
+        layout.setSpacing(8)
+        self._text_section(layout, start)
+        self._voice_section(layout, start)
+        self._face_section(layout, start)
+        self._llm_section(layout, start)
+        layout.addStretch(1)
+        scroll.setWidget(body)
+        outer.addWidget(scroll, 1)
+        self.error = QLabel()
+        self.error.setObjectName("editorError")
+        self.error.setStyleSheet(f"color: {theme.DANGER};")
+        self.error.setWordWrap(True)
+        self.error.hide()
+        outer.addWidget(self.error)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Cancel)
+        self.save_button = buttons.addButton("Save", QDialogButtonBox.ButtonRole.AcceptRole)
+        self.save_button.setObjectName("primary")
+        buttons.accepted.connect(self.save)
+        buttons.rejected.connect(self.reject)
+        outer.addWidget(buttons)
+        self._refresh_face()
+
+    # ---- sections -------------------------------------------------------------------
+
+    def _form(self, layout: QVBoxLayout, title: str) -> QFormLayout:
+        """One form for every section (so the labels line up), a heading row per section."""
+        if not hasattr(self, "_shared_form"):
+            self._shared_form = QFormLayout()
+            self._shared_form.setLabelAlignment(Qt.AlignmentFlag.AlignRight)
+            self._shared_form.setHorizontalSpacing(14)
+            self._shared_form.setVerticalSpacing(8)
+            layout.addLayout(self._shared_form)
+        self._shared_form.addRow(section_label(title))
+        return self._shared_form
+
+    def _text_section(self, layout: QVBoxLayout, p: Persona) -> None:
+        form = self._form(layout, "Who")
+        self.name = QLineEdit(p.name)
+        self.name.setPlaceholderText("A name, e.g. Hana")
+        form.addRow("Name", self.name)
+        self.description = QLineEdit(p.description)
+        self.description.setPlaceholderText("One line for the persona list")
+        form.addRow("Description", self.description)
+        self.prompt = QPlainTextEdit(p.system_prompt.strip())
+        self.prompt.setPlaceholderText("Who the persona is and how they talk")
+        self.prompt.setMinimumHeight(150)
+        form.addRow("System prompt", self.prompt)
+        self.greeting = QPlainTextEdit(p.greeting)
+        self.greeting.setPlaceholderText("What they say when you pick them")
+        self.greeting.setFixedHeight(64)
+        form.addRow("Greeting", self.greeting)
+        self.language = QComboBox()
+        self.language.setEditable(True)
+        for code, label in LANGUAGES:
+            self.language.addItem(f"{code} — {label}", code)
+        found = self.language.findData(p.language)
+        if found >= 0:
+            self.language.setCurrentIndex(found)
+        else:
+            self.language.setEditText(p.language)
+        form.addRow("Language", self.language)
+        hint = QLabel("The character rules (speak briefly, stay in character) are added to "
+                      "every prompt.")
+        hint.setObjectName("subtitle")
+        hint.setWordWrap(True)
+        form.addRow("", hint)
+
+    def _voice_section(self, layout: QVBoxLayout, p: Persona) -> None:
+        form = self._form(layout, "Voice")
+        self.voice = QComboBox()
+        voices = list(self.context.voices)
+        if p.voice.kokoro not in voices:
+            voices.insert(0, p.voice.kokoro)
+        self.voice.addItems(voices)
+        self.voice.setCurrentText(p.voice.kokoro)
+        self.speed = QDoubleSpinBox()
+        self.speed.setRange(0.5, 2.0)
+        self.speed.setSingleStep(0.05)
+        self.speed.setDecimals(2)
+        self.speed.setSuffix("x")
+        self.speed.setValue(p.voice.speed)
+        row = QHBoxLayout()
+        row.addWidget(self.voice, 1)
+        row.addSpacing(10)
+        row.addWidget(QLabel("Speed"))
+        row.addWidget(self.speed)
+        form.addRow("Voice", row)
+        self.preview_button = QPushButton("Say the greeting")
+        self.preview_button.setObjectName("previewButton")
+        self.preview_button.clicked.connect(self._preview)
+        self.preview_status = QLabel(self.context.preview.note if self.context.preview else "")
+        self.preview_status.setObjectName("subtitle")
+        self.preview_status.setWordWrap(True)
+        preview = QHBoxLayout()
+        preview.addWidget(self.preview_button)
+        preview.addWidget(self.preview_status, 1)
+        form.addRow("", preview)
+        if self.context.preview is not None:
+            self.context.preview.status.connect(self.preview_status.setText)
+
+    def _face_section(self, layout: QVBoxLayout, p: Persona) -> None:
+        form = self._form(layout, "Face")
+        self.face = QLabel()
+        self.face.setFixedSize(72, 72)
+        self.colours: dict[str, _ColourButton] = {}
+        grid = QHBoxLayout()
+        grid.setSpacing(6)
+        for key, label in COLOUR_PARTS:
+            column = QVBoxLayout()
+            column.setSpacing(2)
+            caption = QLabel(label)
+            caption.setObjectName("subtitle")
+            button = _ColourButton(getattr(p.avatar, key))
+            button.setToolTip(f"{label} colour")
+            button.clicked.connect(self._refresh_face)
+            self.colours[key] = button
+            column.addWidget(caption)
+            column.addWidget(button)
+            grid.addLayout(column)
+        row = QHBoxLayout()
+        row.addWidget(self.face)
+        row.addLayout(grid, 1)
+        form.addRow("Colours", row)
+        self.image_name = QLineEdit()
+        self.image_name.setReadOnly(True)
+        self.image_name.setPlaceholderText("None: the face is drawn in these colours")
+        choose = QPushButton("Picture…")
+        choose.clicked.connect(self._choose_image)
+        clear = QPushButton("Remove")
+        clear.clicked.connect(lambda: self.set_image(None))
+        picture = QHBoxLayout()
+        picture.addWidget(self.image_name, 1)
+        picture.addWidget(choose)
+        picture.addWidget(clear)
+        form.addRow("Picture", picture)
+        self.set_image(self._image)
+
+    def _llm_section(self, layout: QVBoxLayout, p: Persona) -> None:
+        form = self._form(layout, "Replies")
+        self.temperature = QDoubleSpinBox()
+        self.temperature.setRange(DEFAULT_TEMPERATURE, 2.0)
+        self.temperature.setSingleStep(0.1)
+        self.temperature.setDecimals(1)
+        self.temperature.setSpecialValueText("App default (0.7)")
+        self.temperature.setValue(DEFAULT_TEMPERATURE if p.llm.temperature is None
+                                  else p.llm.temperature)
+        self.temperature.setToolTip("Lower is steadier, higher is more playful")
+        form.addRow("Temperature", self.temperature)
+        self.reply_sentences = QSpinBox()
+        self.reply_sentences.setRange(0, 20)
+        self.reply_sentences.setSpecialValueText("App default (4 sentences)")
+        self.reply_sentences.setSuffix(" sentences")
+        self.reply_sentences.setValue(p.llm.reply_sentences or 0)
+        self.reply_sentences.setToolTip("The most sentences one spoken reply may have")
+        form.addRow("Reply length", self.reply_sentences)
+
+    # ---- picture and face -----------------------------------------------------------
+
+    def set_image(self, path: Path | None) -> None:
+        self._image = path
+        self.image_name.setText(path.name if path is not None else "")
+        self._refresh_face()
+
+    def _choose_image(self) -> None:
+        patterns = " ".join(f"*{suffix}" for suffix in IMAGE_SUFFIXES)
+        chosen, _ = QFileDialog.getOpenFileName(self, "Choose a picture", str(Path.home()),
+                                                f"Pictures ({patterns})")
+        if chosen:
+            self.set_image(Path(chosen))
+
+    def avatar_style(self) -> AvatarStyle:
+        values = {key: button.colour for key, button in self.colours.items()}
+        return AvatarStyle(**values)
+
+    def _refresh_face(self) -> None:
+        try:
+            style = self.avatar_style()
+        except ValidationError:
+            return
+        probe = Persona(id="preview", name="Preview", system_prompt="-", avatar=style)
+        self.face.setPixmap(persona_thumbnail(probe, self._image, 72, self.devicePixelRatioF()))
+
+    # ---- preview --------------------------------------------------------------------
+
+    def _preview(self) -> None:
+        if self.context.preview is None:
+            self.preview_status.setText("No voice is loaded yet.")
+            return
+        self.context.preview.start(self.greeting.toPlainText(), self.voice.currentText(),
+                                   self.speed.value())
+
+    # ---- result ---------------------------------------------------------------------
+
+    def persona_id(self) -> str:
+        if self.original is not None and self.existing is not None:
+            return self.original.id  # an edit keeps its id (and its file)
+        return unique_id(slug(self.name.text(), "persona"), self.context.taken_ids)
+
+    def _image_name(self, persona_id: str) -> str | None:
+        if self._image is None:
+            return None
+        if self._image.parent == self.context.folder:
+            return self._image.name
+        return f"{persona_id}{self._image.suffix.lower()}"
+
+    def collect(self) -> Persona:
+        """The persona the fields describe (raises pydantic's ValidationError)."""
+        persona_id = self.persona_id()
+        temperature = self.temperature.value()
+        language = self.language_code()
+        base = self.original.model_dump() if self.original is not None else {}
+        data = {
+            **base,
+            "id": persona_id,
+            "name": self.name.text().strip(),
+            "description": self.description.text().strip(),
+            "system_prompt": self.prompt.toPlainText().strip(),
+            "greeting": self.greeting.toPlainText().strip(),
+            "language": language,
+            "voice": {"kokoro": self.voice.currentText().strip(), "speed": self.speed.value()},
+            "avatar": {**self.avatar_style().model_dump(), "image": self._image_name(persona_id)},
+            "llm": {
+                "temperature": None if temperature <= DEFAULT_TEMPERATURE + 1e-9 else temperature,
+                "reply_sentences": self.reply_sentences.value() or None,
+            },
+        }
+        return Persona.model_validate(data)
+
+    def language_code(self) -> str:
+        """The picked language's code, or what the user typed."""
+        text = self.language.currentText().strip()
+        found = self.language.findText(text)
+        return str(self.language.itemData(found)) if found >= 0 else text
+
+    def _field_widget(self, field: str) -> QWidget | None:
+        widgets: dict[str, QWidget] = {
+            "name": self.name, "description": self.description, "system_prompt": self.prompt,
+            "greeting": self.greeting, "language": self.language, "voice": self.voice,
+        }
+        return widgets.get(field)
+
+    def show_error(self, message: str, field: str | None = None) -> None:
+        fields: tuple[QWidget, ...] = (self.name, self.description, self.prompt, self.greeting,
+                                       self.language, self.voice)
+        for each in fields:
+            each.setStyleSheet("")
+        self.error.setText(message)
+        self.error.show()
+        marked = self._field_widget(field) if field else None
+        if marked is not None:
+            marked.setStyleSheet(ERROR_STYLE)
+            marked.setFocus()
+
+    def save(self) -> None:
+        """Validate, copy a newly chosen picture into the folder, write the file."""
+        try:
+            persona = self.collect()
+        except ValidationError as exc:
+            self.show_error(*describe_error(exc))
+            return
+        try:
+            self._copy_image(persona)
+            self.saved_path = save_persona(persona, self.context.folder, self.existing)
+        except (PersonaSaveError, OSError, ValueError) as exc:
+            self.show_error(f"Not saved: {exc}")
+            return
+        self.saved = persona
+        self.accept()
+
+    def _copy_image(self, persona: Persona) -> None:
+        source, name = self._image, persona.avatar.image
+        if source is None or name is None or source.parent == self.context.folder:
+            return
+        if source.suffix.lower() not in IMAGE_SUFFIXES:
+            raise ValueError(f"{source.name} is not a PNG, JPEG or WebP picture")
+        if not source.is_file() or source.stat().st_size > MAX_PICTURE_BYTES:
+            raise ValueError(f"{source.name} is missing or larger than 20 MiB")
+        if load_picture(source, 8) is None:
+            raise ValueError(f"{source.name} is not a picture that can be shown")
+        self.context.folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, self.context.folder / name)
+
+
+def describe_error(exc: ValidationError) -> tuple[str, str | None]:
+    """One line for the first problem, naming the field as the dialog labels it."""
+    first = exc.errors()[0]
+    loc = [str(part) for part in first["loc"]]
+    field = loc[0] if loc else None
+    label = FIELD_LABELS.get(field or "", field or "Persona")
+    kind = str(first.get("type", ""))
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if kind == "string_too_short":
+        message = "must not be empty"
+    elif kind == "string_too_long":
+        limit = (first.get("ctx") or {}).get("max_length")
+        message = f"is too long (at most {limit} characters)" if limit else message
+    elif field == "id":
+        message = "could not be made from the name; use letters or digits"
+    elif len(loc) > 1:
+        message = f"{loc[-1]}: {message}"
+    return f"{label} {message}" if kind.startswith("string_too") else f"{label}: {message}", \
+        field
