@@ -300,15 +300,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.privacy.trace")
     parser.add_argument("--named", type=Path, action="append", default=[])
     parser.add_argument("--timeout", type=float, default=600)
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="NAME=VALUE",
+        help="set for the program (e.g. QT_QPA_PLATFORM=offscreen HANASU_EXIT_WHEN_READY=1)",
+    )
     parser.add_argument("program", nargs="+")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="hanasu-privacy-") as scratch:
         home = Path(scratch) / "home"
         home.mkdir()
+        extra = dict(item.split("=", 1) for item in args.env)
         traced = run_traced(
-            [], strace_env(home), Path(scratch) / "trace.txt", args.timeout, args.program
+            [], strace_env(home, extra), Path(scratch) / "trace.txt", args.timeout, args.program
         )
         found = violations(traced, home, [p.resolve() for p in args.named])
+    for line in (traced.stdout + traced.stderr).strip().splitlines()[-8:]:
+        print(f"  | {line}")
     for line in found:
         print(line)
     print(f"privacy: exit status {traced.returncode}; {len(found)} violation(s)")
