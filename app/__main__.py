@@ -4,6 +4,7 @@ hanasu                      open the desktop app
 hanasu run --input ...      headless: audio file in, speaker track out
 hanasu bench ...            latency benchmark over many WAVs
 hanasu models list|download|verify
+hanasu personas list|import FILE|export ID FILE|validate FILE
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_arguments(sub.add_parser("run", help="listen to an audio file, write the reply audio"))
     bench.add_arguments(sub.add_parser("bench", help="measure voice-to-voice latency"))
     sub.add_parser("models", help="list, download or verify models", add_help=False)
+    sub.add_parser("personas", help="list, import, export or validate personas", add_help=False)
     return parser
 
 
@@ -60,6 +62,10 @@ def main(argv: list[str] | None = None) -> int:
     verbose = any(a in ("-v", "--verbose") for a in argv)
     argv = [a for a in argv if a not in ("-v", "--verbose")]
     configure_logging(verbose=verbose)
+    if argv and argv[0] == "personas":
+        from app.cli.personas import main as personas_main
+
+        return personas_main(argv[1:])
     if argv and argv[0] == "models":
         from app.models.cli import main as models_main
 
