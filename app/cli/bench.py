@@ -123,6 +123,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--persona", default=None)
     parser.add_argument("--no-baseline", action="store_true", help="skip the naive serial baseline")
+    parser.add_argument(
+        "--asr-30s-window",
+        action="store_true",
+        help="transcribe the old way (each turn padded to a 30 s window), for before/after",
+    )
     parser.add_argument("--json", type=Path, help="write the full report here")
     parser.add_argument("--llm", type=Path)
     parser.add_argument("--asr", type=Path)
@@ -296,6 +301,8 @@ def _local_llm(args: argparse.Namespace, persona: Persona) -> LanguageModel:
 
 def main(args: argparse.Namespace) -> int:
     persona, engines = load_persona_and_engines(args)
+    if args.asr_30s_window and hasattr(engines.asr, "short_window"):
+        engines.asr.short_window = False
     with tempfile.TemporaryDirectory() as tmp:
         paths = (
             sorted(args.wavs.glob("*.wav"))

@@ -12,6 +12,7 @@ import importlib
 SUBCOMMANDS = {
     "ui": ("app.cli.bench_ui", "window, idle CPU and UI-stall benchmark"),
     "asr": ("app.cli.bench_asr", "ASR word error rate and time: short window vs 30 s window"),
+    "tts": ("app.cli.bench_tts", "time to first audio per voice engine, gaps between chunks"),
     "gpu": ("app.cli.bench_gpu", "LLM TTFT, decode speed and memory on a random Gemma 4 GGUF"),
 }
 """name -> (module with add_arguments/main, description)."""

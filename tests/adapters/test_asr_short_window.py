@@ -1,0 +1,138 @@
+"""The short-window transcription: its padding/length arithmetic, its checks, and (slow) the
+real model on speech the test makes, against the 30 s window."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from app.adapters.whisper_asr import (
+    WINDOW_FRAMES,
+    collapse_loop,
+    fit_features,
+    max_new_tokens,
+    repeats_itself,
+    verdict,
+    window_frames,
+)
+from app.cli.bench_asr import wer
+from tests.adapters.conftest import espeak_speech
+
+
+def test_window_is_the_utterance_plus_padding_in_even_frames() -> None:
+    # 1 s = 100 frames of 10 ms; 0.5 s padding = 50 more
+    assert window_frames(16_000, 0.5) == 150
+    # a partial frame counts, and the total is rounded up to even for the encoder's stride
+    assert window_frames(16_001, 0.5) == 152
+    assert window_frames(16_000, 0.0) == 100
+    assert window_frames(0, 1.0) == 0
+
+
+def test_utterance_that_does_not_fit_one_window_goes_the_long_way() -> None:
+    assert window_frames(29 * 16_000, 1.0) == WINDOW_FRAMES
+    assert window_frames(29 * 16_000 + 160, 1.0) is None
+    assert window_frames(45 * 16_000, 0.5) is None
+
+
+def test_negative_padding_counts_as_none() -> None:
+    assert window_frames(16_000, -2.0) == 100
+
+
+def test_features_are_zero_padded_like_the_30s_window_or_cut() -> None:
+    features = np.ones((80, 101), np.float32)
+    padded = fit_features(features, 150)
+    assert padded.shape == (80, 150)
+    assert np.all(padded[:, :101] == 1.0) and np.all(padded[:, 101:] == 0.0)
+    cut = fit_features(features, 100)
+    assert cut.shape == (80, 100) and cut.flags["C_CONTIGUOUS"]
+
+
+def test_decoded_tokens_are_capped_by_utterance_length() -> None:
+    assert max_new_tokens(16_000, 400) == 28  # 1 s: 12 tokens/s + 16
+    assert max_new_tokens(10 * 16_000, 400) == 136
+    assert max_new_tokens(60 * 16_000, 400) == 400  # never past the model's own limit
+    assert max_new_tokens(0, 400) == 16
+
+
+def test_a_phrase_said_twice_in_a_row_is_doubtful() -> None:
+    looped = "The quick round fox jump over the lazy dog. " * 2
+    assert repeats_itself(looped)
+    assert verdict(0.01, -0.3, looped) == "doubtful"
+    assert not repeats_itself("I really really like it.")  # two words twice is speech
+    assert not repeats_itself("Why is the sky blue?")
+
+
+def test_a_transcript_that_starts_over_is_cut_to_its_first_pass() -> None:
+    assert collapse_loop("Stop. Stop. Stop. Stop.") == "Stop."
+    assert collapse_loop("Good morning Good morning Good morning Good") == "Good morning"
+    assert collapse_loop("Can you tell me a joke? Can you tell me a joke? Can you") == (
+        "Can you tell me a joke?"
+    )
+
+
+def test_real_repetition_is_left_alone() -> None:
+    assert collapse_loop("bye bye") == "bye bye"  # short phrases need three passes
+    assert collapse_loop("I really really like it.") == "I really really like it."
+    assert collapse_loop("Hello there.") == "Hello there."
+    assert collapse_loop("") == ""
+    # a loop after other words is not a restart: left for the doubtful check
+    looped_late = "So the dog. The dog. The dog."
+    assert collapse_loop(looped_late) == looped_late
+
+
+def test_verdict_follows_faster_whispers_thresholds() -> None:
+    assert verdict(0.9, -1.5, "you") == "silence"
+    assert verdict(0.9, -0.2, "Hello there.") == "ok"  # confident text beats no-speech
+    assert verdict(0.1, -1.5, "Hello there.") == "doubtful"  # improbable: redo it
+    assert verdict(0.1, -0.2, "ha " * 60) == "doubtful"  # compresses too well
+    assert verdict(0.1, -0.2, "What is the capital of Australia?") == "ok"
+
+
+def test_word_error_rate_counts_word_edits() -> None:
+    assert wer([("Why is the sky blue?", "why is the sky blue")]) == 0.0
+    assert wer([("why is the sky blue", "why isn't this guy blue")]) == pytest.approx(3 / 5)
+    assert wer([("a b", "a b c d")]) == 1.0
+
+
+SENTENCES = [
+    "Why is the sky blue?",
+    "What is the capital of Australia?",
+    "Summarize the plot of Romeo and Juliet in one sentence.",
+    "Remind me to call my sister tomorrow morning.",
+]
+
+
+@pytest.mark.slow
+def test_short_window_hears_what_the_30s_window_hears(
+    tmp_path: Path, normalise: Callable[[str], str]
+) -> None:
+    from app.adapters.whisper_asr import WhisperRecognizer
+
+    asr = WhisperRecognizer()
+    assert asr.short_window  # the app's way
+    for index, sentence in enumerate(SENTENCES):
+        speech = espeak_speech(sentence, tmp_path / f"s{index}.wav")
+        asr.short_window = True
+        short = asr.transcribe(speech)
+        assert asr.last_path == "short", sentence  # not quietly redone the slow way
+        asr.short_window = False
+        full = asr.transcribe(speech)
+        assert asr.last_path == "full"
+        assert normalise(short) == normalise(sentence), (short, full)
+        assert wer([(sentence, short)]) <= wer([(sentence, full)])
+
+
+@pytest.mark.slow
+def test_a_turn_longer_than_one_window_is_transcribed_whole(tmp_path: Path) -> None:
+    from app.adapters.whisper_asr import WhisperRecognizer
+
+    asr = WhisperRecognizer()
+    first = espeak_speech("What is the capital of Australia?", tmp_path / "a.wav")
+    second = espeak_speech("Why is the sky blue?", tmp_path / "b.wav")
+    pause = np.zeros(31 * 16_000, np.float32)
+    text = asr.transcribe(np.concatenate([first, pause, second]).astype(np.float32))
+    assert asr.last_path == "full"
+    assert "australia" in text.lower() and "sky blue" in text.lower()
