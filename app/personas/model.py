@@ -36,6 +36,13 @@ CHARACTER_RULES = (
 )
 
 
+LANGUAGE_NAMES = {
+    "en": "English", "ja": "Japanese", "es": "Spanish", "fr": "French", "de": "German",
+    "it": "Italian", "pt": "Portuguese", "zh": "Chinese", "ko": "Korean", "hi": "Hindi",
+}
+"""Codes the persona editor offers; any other value is used as written."""
+
+
 class AvatarStyle(BaseModel):
     """Colours of the procedurally drawn face, or a picture.
 
@@ -147,5 +154,8 @@ class Persona(BaseModel):
         return check_length("greeting", value, MAX_GREETING_CHARS)
 
     def full_system_prompt(self) -> str:
-        """The persona's prompt plus the rules that keep every persona speakable."""
-        return f"{self.system_prompt.strip()}\n\n{CHARACTER_RULES}"
+        """The persona's prompt plus the rules that keep every persona speakable (and, for
+        a persona whose language is not English, the language to answer in)."""
+        language = LANGUAGE_NAMES.get(self.language.split("-")[0].lower(), self.language)
+        rule = "" if language in ("en", "English", "") else f"Always answer in {language}. "
+        return f"{self.system_prompt.strip()}\n\n{rule}{CHARACTER_RULES}"

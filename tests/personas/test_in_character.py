@@ -68,3 +68,13 @@ def test_typical_breaks_under_pressure_are_dropped(reply: str) -> None:
 )
 def test_in_character_lines_are_spoken(line: str) -> None:
     assert not breaks_character(line)
+
+
+def test_a_persona_in_another_language_is_told_to_answer_in_it() -> None:
+    from app.personas.model import Persona
+
+    spanish = Persona(id="sol", name="Sol", system_prompt="You are Sol.", language="es")
+    assert "Always answer in Spanish." in spanish.full_system_prompt()
+    assert spanish.full_system_prompt().endswith(CHARACTER_RULES)
+    english = Persona(id="ann", name="Ann", system_prompt="You are Ann.")
+    assert "Always answer in" not in english.full_system_prompt()
