@@ -239,3 +239,15 @@ def test_editor_screenshot_and_inputs_drawn(qtbot: QtBot, window: MainWindow, tm
     assert_every_input_drawn(editor)
     editor.grab().save(str(SHOTS / f"persona-editor-{which}-offscreen.png"))
     window.grab().save(str(SHOTS / f"window-personas-{which}-offscreen.png"))
+
+
+def test_voice_list_and_preview_without_kokoro() -> None:
+    from app.adapters.fakes import FakeSynthesizer
+    from app.ui.persona_editor import KOKORO_VOICES, voice_engine
+
+    voices, synthesize, note = voice_engine(FakeSynthesizer())
+    assert tuple(voices) == KOKORO_VOICES and "one speaker" in note
+    assert synthesize is not None
+    samples, rate = synthesize("Hi there.", "af_heart", 1.0)
+    assert rate == 16_000 and samples.size > 0
+    assert voice_engine(None)[1] is None  # engines still loading: no preview yet
