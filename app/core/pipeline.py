@@ -47,6 +47,7 @@ from app.core.turn import (
     Publish,
     ReleaseTurn,
     Respond,
+    ResumePlayback,
     StartTurn,
     TurnMachine,
 )
@@ -147,6 +148,7 @@ class VoicePipeline:
             echo,
             turn_detector,
             defer_to_transcript=self.config.speculative,
+            pause_on_voice=self.config.barge_in,
         )
         self.synthesizer = Synthesizer(
             self._bus.put_nowait, engines.tts, self.live, self.clock, self.playback
@@ -178,9 +180,12 @@ class VoicePipeline:
     def start(self) -> None:
         for worker in self._workers:
             worker.start()
+        # The persona prefix is queued before the controller runs, so a conversation
+        # loaded before start() has its (longer) warm-up queued after it, never before:
+        # a later system-only warm would evict the history from the cache.
+        self.warm()
         self._running = True
         self._controller.start()
-        self.warm()
 
     def stop(self) -> None:
         self._running = False
@@ -345,6 +350,8 @@ class VoicePipeline:
                     self.responder.inbox.put(RespondJob(command.turn_id, messages))
                 case JudgeEndOfTurn():
                     self.listener.inbox.put(command)
+                case ResumePlayback():
+                    self.playback.resume()
 
     def _with_context(self, turn_id: int, messages: list[ChatMessage]) -> list[ChatMessage]:
         if self._context is None or not messages:

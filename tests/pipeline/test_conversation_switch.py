@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from app.core.events import TurnCommitted
@@ -30,3 +32,26 @@ def test_loading_a_conversation_warms_its_whole_prefix(fake_engines: Engines) ->
     pipeline._dispatch(_SetSystemPrompt("You are Hana.", (("hi", "hello"),), "hana-1"))
     job = pipeline.responder.inbox.get_nowait()
     assert [m.content for m in job.messages] == ["You are Hana.", "hi", "hello"]
+
+
+def test_a_conversation_loaded_before_start_is_warmed_last(fake_engines: Engines) -> None:
+    """Its history must be what the cache holds when the user first speaks."""
+    warmed: list[int] = []
+    llm = fake_engines.llm
+    original = llm.warm
+
+    def record(messages):  # type: ignore[no-untyped-def]
+        warmed.append(len(messages))
+        return original(messages)
+
+    llm.warm = record  # type: ignore[method-assign]
+    for _ in range(20):  # the order used to depend on thread timing
+        warmed.clear()
+        pipeline = VoicePipeline(fake_engines, "You are Hana.")
+        pipeline.load_conversation("You are Hana.", [("hi", "hello"), ("how", "fine")], "k")
+        pipeline.start()
+        deadline = time.monotonic() + 5
+        while len(warmed) < 2 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        pipeline.stop()
+        assert warmed == [1, 5]
