@@ -161,6 +161,7 @@ def run_file(
     pipeline = VoicePipeline(
         engines, persona.full_system_prompt(), config, clock, echo, turn_detector
     )
+    pipeline.set_reply_options(persona.llm.temperature, persona.llm.reply_sentences)
     speaker = FileSpeaker(engines.tts.sample_rate, clock)
     echo_room = EchoRoom(speaker, room.delay_s, room.gain) if room else None
     mic = FileMicrophone(audio, clock, room=echo_room)

@@ -93,3 +93,17 @@ def test_reply_options_reach_the_engines(fake_engines: Engines) -> None:
     pipeline.set_reply_options(None, None)
     assert fake_engines.llm.temperature is None  # type: ignore[attr-defined]
     assert pipeline.responder.max_sentences == pipeline.config.max_reply_sentences
+
+
+def test_run_uses_the_persona_reply_settings(fake_engines: Engines) -> None:
+    from app.cli.run import run_file
+    from app.personas import load_personas
+    from tests.pipeline.conftest import silence
+
+    tess = load_personas().get("tess")
+    brief = tess.model_copy(update={"llm": tess.llm.model_copy(update={"reply_sentences": 1})})
+    result = run_file(fake_engines, brief, np.concatenate([silence(0.3), voiced(0.8),
+                                                           silence(1.0)]))
+    assert fake_engines.llm.temperature == 0.3  # type: ignore[attr-defined]
+    [turn] = result.turns
+    assert turn.heard_text == "I am Hanasu, a voice companion."  # one sentence, not three
