@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import queue
+import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -124,12 +125,20 @@ class Keeper:
     # ---- conversations (GUI thread, or the run's main thread) ------------------------------
 
     def resume(self, persona_id: str) -> tuple[ConversationKey, list[Exchange]]:
-        """The persona's current conversation and its last exchanges."""
-        conversation_id = self._current.get(persona_id) or self.history.current_id(persona_id)
-        if conversation_id is None:
+        """The persona's current conversation and its last exchanges. A database that
+        fails to read (an I/O error after opening) gives one line and a fresh start."""
+        try:
+            conversation_id = (self._current.get(persona_id)
+                               or self.history.current_id(persona_id))
+            if conversation_id is None:
+                return self.new_conversation(persona_id), []
+            exchanges = self.history.exchanges(conversation_id, last=RESUME_EXCHANGES)
+        except sqlite3.Error as exc:
+            log.warning("cannot read saved conversations: %s", exc)
+            self.notify(f"Saved conversations could not be read ({exc}); "
+                        "starting a new conversation.")
             return self.new_conversation(persona_id), []
         self._current[persona_id] = conversation_id
-        exchanges = self.history.exchanges(conversation_id, last=RESUME_EXCHANGES)
         return ConversationKey(persona_id, conversation_id), exchanges
 
     def new_conversation(self, persona_id: str) -> ConversationKey:

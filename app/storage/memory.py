@@ -45,6 +45,12 @@ def keywords(text: str) -> list[str]:
     return seen
 
 
+def _overlap(wanted: list[str], have: list[str]) -> int:
+    """Words of ``wanted`` found in ``have`` (or sharing their first five letters)."""
+    return sum(1 for w in wanted if any(w == h or (len(w) > 4 and w[:5] == h[:5])
+                                        for h in have))
+
+
 def clean_fact(text: str) -> str:
     fact = " ".join(text.split()).strip(" .!?,;:")
     return fact[:MAX_MEMORY_CHARS]
@@ -96,12 +102,16 @@ class MemoryStore:
             db.execute("DELETE FROM memories WHERE persona_id = ?", (persona_id,))
 
     def forget(self, persona_id: str, text: str) -> Memory | None:
-        """Delete the memory that best matches ``text``; the deleted one, or None."""
-        best = self.search(persona_id, text, limit=1)
-        if not best:
-            return None
-        self.delete(best[0].id)
-        return best[0]
+        """Delete the memory that best matches ``text``; the deleted one, or None.
+
+        The best match must share at least half of the request's words: "forget that my
+        sister is called Mei" must not delete "my brother is called Ken" for one word."""
+        wanted = keywords(text)
+        for candidate in self.search(persona_id, text, limit=3):
+            if _overlap(wanted, keywords(candidate.text)) * 2 >= len(wanted):
+                self.delete(candidate.id)
+                return candidate
+        return None
 
     # ---- reads -------------------------------------------------------------------------
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from app.core.events import TurnCommitted
 from app.core.metrics import TurnTimeline
 from app.storage.database import open_database
@@ -144,3 +146,24 @@ def test_the_in_memory_database_keeps_nothing_on_disk(tmp_path: Path) -> None:
     assert [e.user_text for e in keeper.resume("hana")[1]] == ["Hi"]
     keeper.close()
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_read_error_gives_one_line_and_a_fresh_conversation(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    notices: list[str] = []
+    keeper = Keeper(open_database(tmp_path / "hanasu.db"), notices.append)
+    key, _ = keeper.resume("hana")
+    _commit(keeper, key, 1, "Hi", "Hello")
+    keeper.flush()
+    keeper._current.clear()
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise sqlite3.DatabaseError("disk I/O error")
+
+    monkeypatch.setattr(keeper.history, "exchanges", broken)
+    fresh, exchanges = keeper.resume("hana")
+    assert exchanges == [] and fresh != key
+    assert len(notices) == 1 and "disk I/O error" in notices[0]
+    keeper.close()

@@ -84,3 +84,14 @@ def test_in_memory_store_searches_too() -> None:
     keeper.memories.add("hana", "I'm learning Spanish")
     assert keeper.memories.search("hana", "spanish")
     keeper.close()
+
+
+@pytest.mark.parametrize("full_text", [True, False], ids=["fts5", "like-fallback"])
+def test_forget_removes_only_a_real_match(keeper: Keeper, full_text: bool) -> None:
+    keeper.memories.full_text = full_text
+    assert keeper.memories.forget("hana", "my brother is called Ken") is None  # Kai's fact
+    assert keeper.memories.forget("hana", "that I work on night shifts") is not None
+    texts = [m.text for m in keeper.memories.all("hana")]
+    assert "I work as a nurse on night shifts" not in texts and len(texts) == len(FACTS) - 1
+    assert keeper.memories.forget("hana", "I'm learning Spanish") is not None
+    assert [m.text for m in keeper.memories.all("kai")] == ["My brother is called Ken"]
