@@ -57,6 +57,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=GateConfig().first_clause_min_words,
         help="words before the first chunk may end at a clause mark (the app's rule)",
     )
+    parser.add_argument(
+        "--clause-split-words",
+        type=int,
+        default=GateConfig().clause_split_words,
+        help="0: only the first chunk may end at a clause (the rule before issue 11)",
+    )
     parser.add_argument("--json", type=Path, help="write the full report here")
 
 
@@ -156,10 +162,13 @@ def measure(tts: Any, config: GateConfig) -> dict[str, Any]:
 
 
 def main(args: argparse.Namespace) -> int:
-    config = GateConfig(first_clause_min_words=args.first_clause_words)
+    config = GateConfig(
+        first_clause_min_words=args.first_clause_words,
+        clause_split_words=args.clause_split_words,
+    )
     example = chunks_of(REPLIES[2], config)
     print(f"first chunks are cut like: {example}", flush=True)
-    report: dict[str, Any] = {"first_clause_words": args.first_clause_words, "engines": {}}
+    report: dict[str, Any] = {"gate": config.__dict__, "engines": {}}
     for name in (n.strip() for n in args.engines.split(",") if n.strip()):
         tts = load_engine(name)
         if tts is None:

@@ -3,8 +3,9 @@
 The synthesiser can only start once it holds a complete chunk, so time to first audio is
 set by how long the first chunk takes to arrive. The first chunk of a reply may therefore
 end at a clause boundary ("Well, I think that the answer is simple,") once it has a few
-words; later chunks end only at sentence ends, which sound natural and are ready long
-before the first one has finished playing.
+words; so may the chunk right after such a clause (the rest of a long sentence would
+not be synthesized while a one-second clause plays), early in the reply; later chunks end
+only at sentence ends, which sound natural and are ready before the one before has played.
 
 A boundary is confirmed by the next non-space character (or the end of the line or reply),
 so "3." may still become "3.14" and "Dr." is never cut. Markdown, emoji and
@@ -44,6 +45,10 @@ _Step = tuple[str, int] | None
 class GateConfig:
     first_clause_min_words: int = 4
     """The first chunk may end at a clause mark (, ; : — and CJK) once it has this many words."""
+    clause_split_words: int = 12
+    """After a chunk that ended at a clause, the next may too (with ``first_clause_min_words``)
+    until this many words of the reply are out: a short first clause plays for about a
+    second, and the long rest of its sentence would not be synthesized by then."""
     min_chunk_chars: int = 2
     """Shorter chunks are carried into the next one."""
     max_chunk_chars: int = 300
@@ -227,7 +232,8 @@ class SentenceGate:
         self._line_start, self._skip_line, self._tail = True, False, ""
         self._pending = ""  # cleaned text not yet emitted
         self._carry = ""  # a too-short chunk, spoken with the next one
-        self._first = True
+        self._words = 0  # words emitted so far in this reply
+        self._after_clause = True  # the next chunk may end at a clause (the first may)
 
     def push(self, token: str) -> list[str]:
         """Returns the chunks this token completed (often none)."""
@@ -284,7 +290,11 @@ class SentenceGate:
             self._carry = text  # spoken with the next chunk
             return
         chunks.append(text)
-        self._carry, self._first = "", False
+        self._carry = ""
+        self._words += len(text.split())
+        self._after_clause = (
+            text[-1] in _CLAUSE_MARKS and self._words < self._config.clause_split_words
+        )
 
     def _find_end(self, text: str, final: bool) -> int | None:
         """End of the first confirmed chunk in text; None to wait for more."""
@@ -299,7 +309,7 @@ class SentenceGate:
                 run_end = _run_end(text, pos, _SENTENCE_ENDS)
                 end = _run_end(text, run_end, _CLOSERS)
                 verdict = _sentence_end(text, pos, run_end, end, final)
-            elif self._first and text[pos] in _CLAUSE_MARKS:
+            elif self._after_clause and text[pos] in _CLAUSE_MARKS:
                 end = _run_end(text, pos, _CLAUSE_MARKS)
                 verdict = self._clause_end(text, end, final)
             else:

@@ -137,6 +137,32 @@ def test_max_chunk_chars_splits_at_word_boundaries() -> None:
     )
 
 
+def test_the_chunk_after_a_first_clause_may_end_at_a_clause_too() -> None:
+    # the short first clause plays ~1 s; the rest of the long sentence would take longer
+    # than that to synthesize, so it is cut at its next clause as well
+    text = "Bees collect nectar from flowers, bring it back to the hive, and fan it dry. Then."
+    assert chunks_of([text]) == [
+        "Bees collect nectar from flowers,",
+        "bring it back to the hive,",
+        "and fan it dry.",
+        "Then.",
+    ]
+
+
+def test_clause_splitting_stops_after_a_sentence_or_enough_words() -> None:
+    after_sentence = "Yes. We sell apples, pears, and plums today."
+    assert chunks_of([after_sentence])[1] == "We sell apples, pears, and plums today."
+    long_clauses = "One two three four, five six seven eight, nine ten eleven twelve, more here."
+    assert chunks_of([long_clauses], GateConfig(clause_split_words=8)) == [
+        "One two three four,",
+        "five six seven eight,",
+        "nine ten eleven twelve, more here.",
+    ]
+    assert chunks_of([long_clauses], GateConfig(clause_split_words=0))[1] == (
+        "five six seven eight, nine ten eleven twelve, more here."
+    )
+
+
 def test_custom_first_clause_words() -> None:
     text = "Hello there, how are you doing today? Fine."
     assert chunks_of([text], GateConfig(first_clause_min_words=2))[0] == "Hello there,"
