@@ -136,3 +136,61 @@ def test_a_turn_longer_than_one_window_is_transcribed_whole(tmp_path: Path) -> N
     text = asr.transcribe(np.concatenate([first, pause, second]).astype(np.float32))
     assert asr.last_path == "full"
     assert "australia" in text.lower() and "sky blue" in text.lower()
+
+
+class _FakeCT2:
+    """Stands in for ``ctranslate2.models.Whisper``: records what it was given."""
+
+    def __init__(self) -> None:
+        self.encoded_frames: list[int] = []
+        self.detected = 0
+
+    def encode(self, features: object, to_cpu: bool) -> str:
+        self.encoded_frames.append(np.asarray(features).shape[-1])
+        return "encoding"
+
+    def detect_language(self, encoded: str) -> list[list[tuple[str, float]]]:
+        assert encoded == "encoding"  # on the short encoding, not a 30 s one
+        self.detected += 1
+        return [[("<|de|>", 0.93), ("<|en|>", 0.05)]]
+
+    def generate(self, encoded: str, prompts: list[list[int]], **options: object) -> list[object]:
+        from types import SimpleNamespace
+
+        return [SimpleNamespace(sequences_ids=[[7, 8]], scores=[-0.1], no_speech_prob=0.01)]
+
+
+class _FakeTokenizer:
+    def decode(self, tokens: list[int]) -> str:
+        return " Guten Tag."
+
+
+def test_multilingual_model_detects_language_on_the_short_encoding() -> None:
+    from types import SimpleNamespace
+
+    from app.adapters.whisper_asr import WhisperRecognizer
+
+    ct2 = _FakeCT2()
+    asked: list[str] = []
+    asr = object.__new__(WhisperRecognizer)  # the real adapter's logic, a fake model
+    asr._model = SimpleNamespace(
+        model=ct2,
+        feature_extractor=lambda samples: np.ones((80, samples.size // 160 + 1), np.float32),
+        max_length=448,
+        get_prompt=lambda tokenizer, previous, without_timestamps: [1, 2, 3],
+    )
+    asr.language, asr.multilingual, asr.short_window = None, True, True
+    asr.beam_size, asr.full_beam_size, asr.pad_s, asr.pad_kind = 5, 5, 2.0, "silence"
+    asr.no_repeat_ngram_size, asr._tokenizers = 0, {}
+
+    def tokenizer_for(language: str) -> _FakeTokenizer:
+        asked.append(language)
+        return _FakeTokenizer()
+
+    asr._tokenizer = tokenizer_for  # type: ignore[method-assign]
+    asr._suppressed = lambda tokenizer: []  # type: ignore[method-assign]
+    speech = np.full(16_000, 0.1, np.float32)
+    assert asr.transcribe(speech) == "Guten Tag."
+    assert ct2.encoded_frames == [300]  # 1 s + 2 s of padding, not 3,000 frames
+    assert ct2.detected == 1 and asked == ["de"] and asr.last_language == "de"
+    assert asr.last_path == "short"
