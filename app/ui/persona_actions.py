@@ -136,6 +136,10 @@ class PersonaActions(QObject):
         pipeline = self.window.pipeline
         tts = pipeline.engines.tts if pipeline is not None else None
         voices, synthesize, note = voice_engine(tts)
+        override = self.window.settings.tts_voice
+        if override:  # Settings > Voice wins over every persona's own voice
+            note = (f"Settings use the voice {override} for every persona: clear it there "
+                    "to hear this one.")
         play = None if _audio_off() else sounddevice_player(self.window.settings.output_device)
         preview = GreetingPreview(synthesize, play, note, self)
         taken = frozenset(p.id for p in self.window.library.personas) | frozenset(

@@ -251,3 +251,9 @@ def test_voice_list_and_preview_without_kokoro() -> None:
     samples, rate = synthesize("Hi there.", "af_heart", 1.0)
     assert rate == 16_000 and samples.size > 0
     assert voice_engine(None)[1] is None  # engines still loading: no preview yet
+
+
+def test_editor_says_when_settings_override_the_voice(window: MainWindow) -> None:
+    window.settings = window.settings.replace(tts_voice="am_adam")
+    editor = window.persona_actions.new()
+    assert "am_adam for every persona" in editor.preview_status.text()
