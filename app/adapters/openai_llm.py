@@ -185,6 +185,8 @@ class OpenAILanguageModel:
         self.model = (model or "").strip() or None
         self.max_tokens = max_tokens
         self._temperature = temperature
+        self.context: int | None = None
+        """The server's context length for this model, once known."""
         self.read_timeout_s = read_timeout_s
         self.warm_timeout_s = warm_timeout_s
         self.stop_strings = END_MARKERS
@@ -214,6 +216,17 @@ class OpenAILanguageModel:
 
     def close(self) -> None:
         self._client.close()
+
+    def prompt_budget(self) -> int | None:
+        """Prompt tokens that fit the server's context with room for a reply, once known
+        (learnt by ``warm``; never asks the network, so it is safe on any thread)."""
+        return None if self.context is None else max(self.context - self.max_tokens, 0)
+
+    def _learn_context(self) -> None:
+        try:
+            self.context = self.context_length(self.list_models())
+        except LlmServerError as exc:
+            log.info("context length of %s unknown: %s", self.server, exc)
 
     def set_temperature(self, temperature: float | None) -> None:
         """The persona's sampling temperature for the next replies (None: the default)."""
@@ -374,6 +387,8 @@ class OpenAILanguageModel:
         except ValueError as exc:
             raise self._fail("answered with something that is not JSON") from exc
         found = prompt_stats(reply) if isinstance(reply, dict) else None
+        if self.context is None:
+            self._learn_context()
         prompt, cached = found if found else (0, None)
         log.info(
             "warmed prompt on the server: %d tokens, %s from its cache (%.0f ms)",

@@ -272,6 +272,11 @@ class CountingModel:
             if close is not None:
                 close()
 
+    def set_temperature(self, temperature: float | None) -> None:
+        inner = getattr(self.inner, "set_temperature", None)
+        if callable(inner):
+            inner(temperature)
+
     def tokens_per_chunk(self) -> float | None:
         """Generated tokens per streamed piece of the last reply: the server's own count
         where it reports one, else the reply re-tokenized by the model's tokenizer."""

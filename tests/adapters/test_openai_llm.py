@@ -263,3 +263,25 @@ def test_bad_urls_are_one_line() -> None:
         OpenAILanguageModel("ftp://user:pw@host/", "m")
     except LlmServerError as exc:
         assert "pw" not in str(exc)
+
+
+def test_persona_temperature_and_the_servers_context_budget() -> None:
+    def handle(request: StubRequest) -> None:
+        if request.path.endswith("/models"):
+            request.json(200, {"data": [{"id": "m", "max_model_len": 8192}]})
+        elif request.body["stream"]:
+            llama_chunks(request, ["Ok"])
+        else:
+            request.json(200, {"choices": [], "usage": {"prompt_tokens": 12}})
+
+    with StubServer(handle) as stub:
+        llm = OpenAILanguageModel(stub.url, "m", max_tokens=200)
+        assert llm.prompt_budget() is None  # unknown until warm: never a network call here
+        llm.warm([SYSTEM])
+        assert llm.prompt_budget() == 8192 - 200
+        llm.set_temperature(0.2)
+        list(llm.stream(HI, lambda: False))
+        llm.set_temperature(None)
+        list(llm.stream(HI, lambda: False))
+        first, second = (b["temperature"] for b in stub.chat_bodies() if b["stream"])
+    assert (first, second) == (0.2, 0.7)
