@@ -19,6 +19,7 @@ from typing import Any
 
 import platformdirs
 
+from app.adapters.whisper_asr import DEFAULT_PAD_S
 from app.cli.asr_speech import Utterance, load_or_build
 
 SHORT_S = 5.0
@@ -29,10 +30,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--asr", type=Path, help="faster-whisper model folder (default: embedded)")
     parser.add_argument(
         "--pads",
-        default="0.5,1.0,1.5",
-        help="comma-separated padding (s) after the utterance to try in the short window",
+        default=str(DEFAULT_PAD_S),
+        help="comma-separated padding (s) after the utterance to try in the short window "
+        "(default: the app's; a sweep: 1.0,2.0,4.0)",
     )
-    parser.add_argument("--beams", default="1", help="comma-separated beam sizes, short window")
+    parser.add_argument(
+        "--beams", default="5", help="comma-separated beam sizes, short window (the app's: 5)"
+    )
     parser.add_argument(
         "--pad-kinds",
         default="silence",
