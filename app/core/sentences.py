@@ -5,7 +5,8 @@ set by how long the first chunk takes to arrive. The first chunk of a reply may 
 end at a clause boundary ("Well, I think that the answer is simple,") once it has a few
 words; so may the chunk right after such a clause (the rest of a long sentence would
 not be synthesized while a one-second clause plays), early in the reply; later chunks end
-only at sentence ends, which sound natural and are ready before the one before has played.
+at sentence ends, which sound natural, or at a clause once they are long (a run-on
+sentence would otherwise keep the speaker waiting for its end).
 
 A boundary is confirmed by the next non-space character (or the end of the line or reply),
 so "3." may still become "3.14" and "Dr." is never cut. Markdown, emoji and
@@ -49,6 +50,9 @@ class GateConfig:
     """After a chunk that ended at a clause, the next may too (with ``first_clause_min_words``)
     until this many words of the reply are out: a short first clause plays for about a
     second, and the long rest of its sentence would not be synthesized by then."""
+    later_clause_min_words: int = 10
+    """Any chunk may end at a clause mark once it has this many words: a long run-on
+    sentence is spoken in parts instead of keeping the speaker waiting for its end."""
     min_chunk_chars: int = 2
     """Shorter chunks are carried into the next one."""
     max_chunk_chars: int = 300
@@ -309,7 +313,7 @@ class SentenceGate:
                 run_end = _run_end(text, pos, _SENTENCE_ENDS)
                 end = _run_end(text, run_end, _CLOSERS)
                 verdict = _sentence_end(text, pos, run_end, end, final)
-            elif self._after_clause and text[pos] in _CLAUSE_MARKS:
+            elif text[pos] in _CLAUSE_MARKS:
                 end = _run_end(text, pos, _CLAUSE_MARKS)
                 verdict = self._clause_end(text, end, final)
             else:
@@ -324,7 +328,10 @@ class SentenceGate:
         head = text[:end]
         words = sum(1 for word in head.split() if any(ch.isalnum() for ch in word))
         cjk = sum(1 for ch in head if _is_cjk(ch))
-        if words < self._config.first_clause_min_words and cjk < _CJK_CLAUSE_MIN_CHARS:
+        early = self._after_clause and (
+            words >= self._config.first_clause_min_words or cjk >= _CJK_CLAUSE_MIN_CHARS
+        )
+        if not early and words < self._config.later_clause_min_words:
             return False
         follower_at = _skip_spaces(text, end)
         if follower_at == len(text):

@@ -163,6 +163,23 @@ def test_clause_splitting_stops_after_a_sentence_or_enough_words() -> None:
     )
 
 
+def test_a_long_later_sentence_is_spoken_in_parts_at_its_clauses() -> None:
+    # a run-on sentence would keep the speaker waiting for its full stop
+    text = (
+        "I am so glad you asked. I am very proud of myself for asking this today, "
+        "I am so happy to have someone to talk to, and happy to chat. Bye."
+    )
+    assert chunks_of([text]) == [
+        "I am so glad you asked.",
+        "I am very proud of myself for asking this today,",
+        "I am so happy to have someone to talk to,",
+        "and happy to chat.",
+        "Bye.",
+    ]
+    short = "Okay. We sell apples, pears, and plums, all fresh. Bye."
+    assert chunks_of([short])[1] == "We sell apples, pears, and plums, all fresh."
+
+
 def test_custom_first_clause_words() -> None:
     text = "Hello there, how are you doing today? Fine."
     assert chunks_of([text], GateConfig(first_clause_min_words=2))[0] == "Hello there,"
