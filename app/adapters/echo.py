@@ -86,6 +86,8 @@ class WebRtcEchoCanceller:
 
     sample_rate = SAMPLE_RATE
     latency_samples = LATENCY
+    output_delay_samples = LATENCY + AEC3_DELAY
+    """How far the processed stream runs behind the captured one (framing + AEC3)."""
 
     def __init__(self, delay_ms: int | None = DEFAULT_DELAY_MS) -> None:
         """``delay_ms``: stream delay hint for AEC3, or None to leave it to AEC3's estimator."""

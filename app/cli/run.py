@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
@@ -74,6 +74,10 @@ class RunResult:
     turns: list[TurnTimeline]
     input_seconds: float
     speculative_cancelled: int
+    barge_in_stops: list[float] = field(default_factory=list)
+    """Seconds from each voice onset over a reply to the reply pausing."""
+    resumed_after_pause: int = 0
+    not_the_user: int = 0
     interrupted: bool = False
     """Stopped early by a signal: ``output`` holds what was played until then."""
 
@@ -187,6 +191,9 @@ def run_file(
         turns=pipeline.recorder.confirmed_turns(),
         input_seconds=mic.duration,
         speculative_cancelled=pipeline.recorder.speculative_cancelled,
+        barge_in_stops=pipeline.recorder.barge_in_stops,
+        resumed_after_pause=pipeline.recorder.resumed_after_pause,
+        not_the_user=pipeline.recorder.not_the_user,
         interrupted=interrupted,
     )
 
@@ -235,6 +242,9 @@ def timeline_json(result: RunResult, input_path: Path) -> dict[str, object]:
         "input_seconds": result.input_seconds,
         "output_sample_rate": result.sample_rate,
         "speculative_cancelled": result.speculative_cancelled,
+        "barge_in_stops": result.barge_in_stops,
+        "resumed_after_pause": result.resumed_after_pause,
+        "not_the_user": result.not_the_user,
         "turns": [turn.as_dict() for turn in result.turns],
     }
 

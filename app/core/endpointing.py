@@ -79,6 +79,15 @@ class Endpointer:
         return self._state is not _State.SILENCE
 
     @property
+    def voiced_ms(self) -> float:
+        """Voiced time of the speech being confirmed (0 in silence)."""
+        return 0.0 if self._state is _State.SILENCE else self._voiced_ms
+
+    @property
+    def speech_start(self) -> float:
+        return self._speech_start
+
+    @property
     def pause_at(self) -> float | None:
         """Where the current pause was reported (``SpeechPaused.at``); None when not paused."""
         return self._pause_at if self._paused else None

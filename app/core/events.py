@@ -36,6 +36,9 @@ class SpeechStarted:
 
     at: float
     speech_start: float
+    over_assistant: bool = False
+    """The assistant was audible (or its echo could still be) when this speech began:
+    its words must prove they are the user's before they interrupt or start a turn."""
 
 
 @dataclass(frozen=True)
@@ -208,6 +211,22 @@ class StageFailed:
 
 
 @dataclass(frozen=True)
+class PlaybackPaused:
+    """The listener paused the reply at the first confident frames of the user's voice
+    (``speech_start`` is their onset): the fast half of a barge-in."""
+
+    at: float
+    speech_start: float
+
+
+@dataclass(frozen=True)
+class PlaybackResumed:
+    """The reply plays on: the voice was a blip, an echo, or words that were not for it."""
+
+    at: float
+
+
+@dataclass(frozen=True)
 class EndOfTurnScore:
     """The audio model's probability that the user finished, at the pause ending at ``at``."""
 
@@ -267,4 +286,6 @@ PipelineEvent = (
     | TurnCommitted
     | EndOfTurnScore
     | EndOfTurnDecided
+    | PlaybackPaused
+    | PlaybackResumed
 )

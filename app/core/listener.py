@@ -13,7 +13,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core.endpointing import Endpointer
-from app.core.events import EndOfTurnScore, FloatAudio, InputLevel, SpeechPaused
+from app.core.events import (
+    EndOfTurnScore,
+    FloatAudio,
+    InputLevel,
+    PlaybackPaused,
+    PlaybackResumed,
+    SpeechPaused,
+    SpeechStarted,
+)
 from app.core.playback import PlaybackQueue
 from app.core.ports import PIPELINE_SAMPLE_RATE, EchoCanceller, TurnDetector, VoiceActivity
 from app.core.stages import Publish, Worker
@@ -47,6 +55,16 @@ def to_pipeline_rate(samples: FloatAudio, rate: int) -> FloatAudio:
     return np.interp(positions, np.arange(samples.size), samples).astype(np.float32)
 
 
+PAUSE_AFTER_VOICED_MS = 64.0
+"""Confident voice this long over the reply pauses it (two VAD frames): the audible half
+of a barge-in, long before the words are known."""
+ECHO_RESIDUE_RATIO = 0.15
+"""While the assistant is audible, a frame the echo canceller took more than ~16 dB out of
+(its output under this share of the microphone's level) is its echo's residue, not the
+user: measured, echo-only frames keep 1-2 % of the level, a voice over it 30-150 %."""
+ECHO_TAIL_S = 0.5
+"""After the speaker goes quiet its echo can still reach the microphone this long."""
+
 NONFINITE_QUIET_S = 1.0
 """Clean input that ends a stretch of NaN/Inf samples (one log line per stretch)."""
 NONFINITE_LOG_EVERY_S = 60.0
@@ -67,6 +85,7 @@ class Listener(Worker):
         complete_threshold: float = 0.5,
         level_interval_s: float = 0.05,
         defer_to_transcript: bool = False,
+        pause_on_voice: bool = False,
     ) -> None:
         super().__init__(publish)
         self.vad = vad
@@ -78,8 +97,18 @@ class Listener(Worker):
         self.defer_to_transcript = defer_to_transcript
         """The turn machine sends the end-of-turn call once the pause's words are known
         (speculative turns); the listener then only reports the audio model's score."""
+        self.pause_on_voice = pause_on_voice
+        """Pause the reply at the user's voice onset (barge-in on); the turn machine then
+        resumes it or drops it once the words are known."""
+        self._paused_for_voice = False
+        self._voice_confirmed = False
+        self._since_audible = 1 << 30
         self.muted = False
         self._pending = np.zeros(0, dtype=np.float32)
+        delay = int(getattr(echo, "output_delay_samples", 0)) if echo is not None else 0
+        self._raw_pending = np.zeros(delay, dtype=np.float32)
+        """The unprocessed capture, delayed like the canceller's output, frame for frame."""
+        self.echo_residue_frames = 0
         self._samples = 0
         self._level_every = int(level_interval_s * endpointer.config.sample_rate)
         self._since_level = 0
@@ -106,12 +135,16 @@ class Listener(Worker):
     def _captured(self, samples: FloatAudio) -> None:
         samples = self._finite(samples)
         if self.echo is not None:
+            self._raw_pending = np.concatenate([self._raw_pending, samples])
             samples = self.echo.process(samples)
         self._pending = np.concatenate([self._pending, samples.astype(np.float32, copy=False)])
         size = self.vad.frame_size
         while self._pending.size >= size:
             frame, self._pending = self._pending[:size], self._pending[size:]
-            self._frame(frame)
+            raw: FloatAudio | None = None
+            if self.echo is not None:
+                raw, self._raw_pending = self._raw_pending[:size], self._raw_pending[size:]
+            self._frame(frame, raw)
 
     def _finite(self, samples: FloatAudio) -> FloatAudio:
         """NaN/Inf samples (a broken file or driver) become silence, before the echo
@@ -151,7 +184,17 @@ class Listener(Worker):
         if self._nonfinite_stretch:  # a stretch still open when the input ended
             self._log_nonfinite()
 
-    def _frame(self, frame: FloatAudio) -> None:
+    def _echo_residue(self, frame: FloatAudio, raw: FloatAudio | None, near: bool) -> bool:
+        """The canceller removed most of this frame: what is left is the assistant's echo."""
+        if raw is None or not near or raw.size != frame.size:
+            return False
+        raw_level = float(np.sqrt(np.mean(np.square(raw))))
+        if raw_level < 1e-3:
+            return False
+        out_level = float(np.sqrt(np.mean(np.square(frame))))
+        return out_level < ECHO_RESIDUE_RATIO * raw_level
+
+    def _frame(self, frame: FloatAudio, raw: FloatAudio | None = None) -> None:
         self._samples += frame.size
         self._since_level += frame.size
         rate = self.endpointer.config.sample_rate
@@ -160,11 +203,41 @@ class Listener(Worker):
             level = 0.0 if self.muted else float(np.sqrt(np.mean(np.square(frame))))
             self.publish(InputLevel(level=level, at=self._samples / rate))
         probability = 0.0 if self.muted else self.vad.probability(frame)
-        self.endpointer.assistant_speaking = self.playback.speaking
+        audible = self.playback.speaking or self.playback.paused
+        self._since_audible = 0 if self.playback.speaking else self._since_audible + frame.size
+        near = audible or self._since_audible < ECHO_TAIL_S * rate
+        if probability > 0.0 and self._echo_residue(frame, raw, near):
+            self.echo_residue_frames += 1
+            probability = 0.0
+        self.endpointer.assistant_speaking = audible
         for event in self.endpointer.feed(frame, probability):
+            if isinstance(event, SpeechStarted):
+                self._voice_confirmed = True
+                event = SpeechStarted(event.at, event.speech_start, over_assistant=near)
             self.publish(event)
             if isinstance(event, SpeechPaused) and self.turn_detector is not None:
                 self._judge_pause(event)
+        self._pause_for_voice(self._samples / rate)
+
+    def _pause_for_voice(self, now: float) -> None:
+        """Pause the reply at a new voice onset; resume it if the voice dies away before it
+        counts as speech (a cough costs a dip). Once it counts, the turn machine decides."""
+        onset = self.endpointer.voiced_ms > 0.0 and not self._voice_confirmed
+        if self._paused_for_voice:
+            if not self.endpointer.in_speech:
+                if not self._voice_confirmed:
+                    self.playback.resume()
+                    self.publish(PlaybackResumed(at=now))
+                self._paused_for_voice = False
+                self._voice_confirmed = False
+            return
+        if not self.endpointer.in_speech:
+            self._voice_confirmed = False
+        if (self.pause_on_voice and not self.muted and self.playback.speaking and onset
+                and self.endpointer.voiced_ms >= PAUSE_AFTER_VOICED_MS):
+            self.playback.pause()
+            self._paused_for_voice = True
+            self.publish(PlaybackPaused(at=now, speech_start=self.endpointer.speech_start))
 
     def _apply_end_of_turn(self, call: JudgeEndOfTurn) -> None:
         if self.endpointer.pause_at != call.pause_at:

@@ -13,6 +13,8 @@ from app.core.events import (
     EndOfTurnDecided,
     PipelineEvent,
     PlaybackEnded,
+    PlaybackPaused,
+    PlaybackResumed,
     PlaybackStarted,
     PrefixReuse,
     ReplyChunk,
@@ -25,6 +27,7 @@ from app.core.events import (
     TurnConfirmed,
     TurnStarted,
 )
+from app.core.turn import NOT_THE_USER
 
 
 @dataclass
@@ -89,11 +92,25 @@ class TimelineRecorder:
     def __init__(self) -> None:
         self.turns: dict[int, TurnTimeline] = {}
         self.speculative_cancelled = 0
+        self.barge_in_stops: list[float] = []
+        """Seconds from the user's voice onset to the reply pausing (listener clock)."""
+        self.resumed_after_pause = 0
+        """Pauses that ended with the reply playing on (a cough, an echo, a backchannel)."""
+        self.not_the_user = 0
+        """Speech over the assistant dropped as echo, hallucination or backchannel."""
 
     def _turn(self, turn_id: int) -> TurnTimeline | None:
         return self.turns.get(turn_id)
 
     def observe(self, event: PipelineEvent) -> None:
+        if isinstance(event, PlaybackPaused):
+            self.barge_in_stops.append(event.at - event.speech_start)
+            return
+        if isinstance(event, PlaybackResumed):
+            self.resumed_after_pause += 1
+            return
+        if isinstance(event, TurnCancelled) and event.reason == NOT_THE_USER:
+            self.not_the_user += 1
         if isinstance(event, TurnStarted):
             self.turns[event.turn_id] = TurnTimeline(
                 turn_id=event.turn_id,

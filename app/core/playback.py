@@ -64,6 +64,8 @@ class PlaybackQueue:
         self._since_level = 0
         self._last_level = 0.0
         self.speaking = False
+        self.paused = False
+        """Paused for the user (a possible barge-in): silence out, position kept."""
 
     @property
     def position_s(self) -> float:
@@ -119,8 +121,21 @@ class PlaybackQueue:
                 if partial:
                     turn.heard.append(partial)
             turn.segments.clear()
+            was_playing = bool(self._order) and self._order[0] == turn_id
             ended = self._end(turn_id, interrupted=True)
+            if was_playing:
+                self.paused = False  # a pause belongs to the reply it held
         self._publish(ended)
+
+    def pause(self) -> None:
+        """Stop sound at the next block but keep the place: ``resume`` plays on from it,
+        ``cancel`` drops the rest and counts only what was played."""
+        with self._lock:
+            self.paused = True
+
+    def resume(self) -> None:
+        with self._lock:
+            self.paused = False
 
     def idle(self) -> bool:
         with self._lock:
@@ -133,7 +148,7 @@ class PlaybackQueue:
         events: list[PipelineEvent] = []
         with self._lock:
             filled = 0
-            while filled < frames and self._order:
+            while filled < frames and self._order and not self.paused:
                 turn_id = self._order[0]
                 turn = self._turns[turn_id]
                 if turn.held or not turn.segments:

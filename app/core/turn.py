@@ -28,9 +28,12 @@ from app.core.events import (
     EndOfTurnDecided,
     EndOfTurnScore,
     FloatAudio,
+    InputLevel,
     PipelineEvent,
     PlaybackEnded,
+    PlaybackResumed,
     PlaybackStarted,
+    SpeechAudio,
     SpeechPaused,
     SpeechResumed,
     SpeechStarted,
@@ -44,7 +47,12 @@ from app.core.events import (
     UtteranceEnded,
 )
 from app.core.ports import ChatMessage
-from app.core.utterance_text import end_turn_now, judge_text
+from app.core.utterance_text import end_turn_now, judge_text, not_a_request
+
+RECENT_REPLY_WORDS = 80
+"""How many of the assistant's last spoken words an echo check compares against."""
+PAUSE_LEAD_S = 0.1
+"""The listener pauses a reply within about this long of the user's voice onset."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +84,12 @@ class Publish:
 
 
 @dataclass(frozen=True)
+class ResumePlayback:
+    """Play on the reply the listener paused: what interrupted it was not the user (or
+    there is no reply the pause was for)."""
+
+
+@dataclass(frozen=True)
 class JudgeEndOfTurn:
     """For the listener: end the turn at the pause reported at ``pause_at`` now, or give
     the user longer. Ignored there if the user has gone on since."""
@@ -84,11 +98,15 @@ class JudgeEndOfTurn:
     end_now: bool
 
 
-Command = StartTurn | ReleaseTurn | CancelTurn | Respond | Publish | JudgeEndOfTurn
+Command = (
+    StartTurn | ReleaseTurn | CancelTurn | Respond | Publish | JudgeEndOfTurn | ResumePlayback
+)
 
 
 REOPENED = "reopened: the user went on"
 """``TurnCancelled.reason`` of a turn whose words were carried into the next one."""
+NOT_THE_USER = "not the user: echo, noise or a backchannel"
+"""``TurnCancelled.reason`` of speech over the assistant whose words were not a request."""
 
 
 @dataclass(frozen=True)
@@ -104,9 +122,13 @@ class _Turn:
     turn_id: int
     confirmed: bool
     audio: _HeldAudio
+    text: str | None = None
+    """The transcript; ``user_text`` is it as sent (joined to an unanswered request)."""
     user_text: str | None = None
     abandoned: bool = False
     playback_started: bool = False
+    over_assistant: bool = False
+    """Its speech began while the assistant was audible: its words must prove themselves."""
     pause_at: float | None = None
     """``SpeechPaused.at`` of a speculative turn: which pause the end-of-turn call is for."""
     end_probability: float | None = None
@@ -143,6 +165,8 @@ class TurnMachine:
     """Carried words join the next utterance only if it starts within this long."""
     complete_threshold: float = 0.5
     """The audio model's probability above which an unclear transcript ends the turn."""
+    barge_in_confirm_s: float = 1.2
+    """Speech over a paused reply that lasts this long interrupts it, words or not."""
     state: AssistantState = AssistantState.IDLE
     muted: bool = False
     _active: _Turn | None = None
@@ -150,8 +174,15 @@ class TurnMachine:
     _user_speaking: bool = False
     _awaiting_commit: dict[int, str] = field(default_factory=dict)
     _carry: _HeldAudio | None = None
-    _reopen_if_unheard: dict[int, tuple[_HeldAudio, float]] = field(default_factory=dict)
-    """Barged-in turns, with the seconds their barge-in took to confirm."""
+    _respond_after: int | None = None
+    """A barged-in reply whose heard part must be in the history before the next turn's
+    prompt is built (its PlaybackEnded says what was heard)."""
+    _held_reply: _Turn | None = None
+    """A reply paused under the user's voice, until their words confirm the barge-in."""
+    _held_since: float = 0.0
+    _speech_over_assistant: bool = False
+    _recent_reply_words: list[str] = field(default_factory=list)
+    """The last words the assistant spoke: speech that repeats them is its own echo."""
 
     @property
     def live_turn_id(self) -> int | None:
@@ -173,11 +204,17 @@ class TurnMachine:
             self._carry = None
             if self._active and not self._active.confirmed:
                 commands += self._cancel(at, "muted")
+            if self._held_reply is not None:  # the user stopped listening to themselves
+                commands += self._resume_held(at)
             return [*commands, *self._set_state(AssistantState.MUTED, at)]
         return self._settle(at)
 
     def handle(self, event: PipelineEvent) -> list[Command]:
         """React to one pipeline event; events of stale turns are ignored."""
+        commands = self._confirm_long_barge_in(event)
+        return commands + self._handle(event)
+
+    def _handle(self, event: PipelineEvent) -> list[Command]:
         match event:
             case SpeechStarted():
                 return self._on_speech_started(event)
@@ -201,6 +238,10 @@ class TurnMachine:
                 return []
             case PlaybackEnded():
                 return self._on_playback_ended(event)
+            case SpeechAudio():
+                words = [*self._recent_reply_words, *event.text.split()]
+                self._recent_reply_words = words[-RECENT_REPLY_WORDS:]
+                return []
             case StageFailed():
                 return self._on_failure(event)
             case _:
@@ -213,19 +254,56 @@ class TurnMachine:
             return []
         self._user_speaking = True
         commands: list[Command] = []
+        self._speech_over_assistant = event.over_assistant
         active = self._active
         if active and active.confirmed and not active.playback_started:
             return [*self._reopen(active, event.at), *self._settle(event.at)]
         if active and active.confirmed and self.barge_in:
-            commands.append(Publish(BargeIn(turn_id=active.turn_id, at=event.at)))
-            commands += self._cancel(event.at, "barge-in")
-            # How much of the reply was heard is known when the speaker reports it; what
-            # played while the barge-in was being confirmed came after the user went on.
-            confirming = max(0.0, event.at - event.speech_start)
-            self._reopen_if_unheard[active.turn_id] = (active.audio, confirming)
+            # The listener has already paused the reply; the user's words decide whether
+            # it is dropped (a request) or plays on (echo, a cough, "mm-hm").
+            self._held_reply = active
+            self._held_since = event.at
+            self._active = None
+        elif event.over_assistant:
+            commands.append(ResumePlayback())  # nothing to hold: never leave sound paused
         if self._active is None:
             commands += self._set_state(AssistantState.LISTENING, event.at)
         return commands
+
+    def _confirm_long_barge_in(self, event: PipelineEvent) -> list[Command]:
+        """Speech that goes on over a paused reply is a barge-in even before its words are
+        known (listener-clock events carry the time)."""
+        if self._held_reply is None or not isinstance(
+            event, InputLevel | SpeechPaused | SpeechResumed | UtteranceEnded
+        ):
+            return []
+        if event.at - self._held_since < self.barge_in_confirm_s:
+            return []
+        return self._confirm_barge_in(event.at)
+
+    def _confirm_barge_in(self, at: float) -> list[Command]:
+        held = self._held_reply
+        if held is None:
+            return []
+        self._held_reply = None
+        self._respond_after = held.turn_id
+        return [
+            Publish(BargeIn(turn_id=held.turn_id, at=self._held_since)),
+            Publish(TurnCancelled(held.turn_id, at, "barge-in")),
+            CancelTurn(held.turn_id),
+        ]
+
+    def _resume_held(self, at: float) -> list[Command]:
+        held = self._held_reply
+        if held is None:
+            return []
+        self._held_reply = None
+        self._active = held
+        return [
+            ResumePlayback(),
+            Publish(PlaybackResumed(at)),
+            *self._set_state(AssistantState.SPEAKING, at),
+        ]
 
     def _on_pause(self, event: SpeechPaused) -> list[Command]:
         if self.muted or not self.speculative or self._active is not None:
@@ -270,23 +348,33 @@ class TurnMachine:
         if active is None or active.turn_id != event.turn_id:
             return []
         text = event.text.strip()
-        if not text:
-            # Nothing was said (a noise): drop the turn's held playback slot. A speculative
-            # turn stays marked abandoned so its end of turn does not start it again.
+        not_the_user = active.over_assistant and not_a_request(
+            text, self._recent_reply_words, reply_still_going=self._held_reply is not None
+        )
+        if not text or not_the_user:
+            # Nothing was said (a noise), or speech over the assistant that was its own
+            # echo, a hallucination on it, or a backchannel: drop the turn (a speculative
+            # one stays marked abandoned so its end of turn does not start it again), and
+            # a reply paused under it plays on.
             active.abandoned = True
             commands: list[Command] = [
-                Publish(TurnCancelled(active.turn_id, event.at, "no words")),
+                Publish(TurnCancelled(active.turn_id, event.at,
+                                      NOT_THE_USER if not_the_user else "no words")),
                 CancelTurn(active.turn_id),
             ]
             if active.confirmed:
                 self._active = None
+            if self._held_reply is not None:
+                commands += self._resume_held(event.at)
+            elif active.confirmed:
                 commands += self._settle(event.at)
             return commands
-        active.user_text = self.conversation.user_text_for(text)
-        commands = [Respond(active.turn_id, self.conversation.messages_for(active.user_text))]
-        if active.confirmed:
-            self._awaiting_commit[active.turn_id] = active.user_text
-        elif active.pause_at is not None:
+        active.text = text
+        commands = self._confirm_barge_in(event.at)  # the words show it is the user
+        if self._respond_after is None:
+            commands += self._respond(active)
+        # else: answered once the interrupted reply reports what of it was heard
+        if not active.confirmed and active.pause_at is not None:
             commands += self._judge_end_of_turn(active, text, event.at)
         return commands
 
@@ -301,26 +389,47 @@ class TurnMachine:
         return [Publish(decided), JudgeEndOfTurn(turn.pause_at, end_now)]
 
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
-        candidate = self._reopen_if_unheard.pop(event.turn_id, None)
-        if candidate is not None and event.interrupted:
-            audio, confirming = candidate
-            heard_before_user_went_on = event.played_s - confirming
-            if heard_before_user_went_on < self.reopen_within_s:
-                self._awaiting_commit.pop(event.turn_id, None)
-                self._carry = audio
-                return [Publish(TurnCancelled(event.turn_id, event.at, REOPENED))]
+        if self._held_reply is not None and self._held_reply.turn_id == event.turn_id:
+            self._held_reply = None  # it ended (or was dropped) while held: nothing to resume
         user_text = self._awaiting_commit.pop(event.turn_id, None)
         commands: list[Command] = []
+        barged_in = self._respond_after == event.turn_id
+        # The reply paused within about a VAD frame or two of the onset: what played before
+        # that is what the user heard before going on. Under ~0.3 s it was no answer: the
+        # request stays unanswered and is joined to the user's next words.
+        unheard = barged_in and event.played_s - PAUSE_LEAD_S < self.reopen_within_s
         if user_text is not None:
-            self.conversation.commit(user_text, event.heard_text)
-            commands.append(Publish(TurnCommitted(event.turn_id, user_text, event.heard_text)))
+            heard = "" if unheard else event.heard_text
+            self.conversation.commit(user_text, heard)
+            if unheard:
+                commands.append(Publish(TurnCancelled(event.turn_id, event.at, REOPENED)))
+            else:
+                commands.append(Publish(TurnCommitted(event.turn_id, user_text, heard)))
+        if barged_in:
+            self._respond_after = None
+            commands += self._respond_to_waiting_turn()
         if self._active and self._active.turn_id == event.turn_id and self._active.confirmed:
             self._active = None
             commands += self._settle(event.at)
         return commands
 
+    def _respond_to_waiting_turn(self) -> list[Command]:
+        """The turn that interrupted a reply had its words first; answer it now that the
+        interrupted reply's heard part is in the history."""
+        active = self._active
+        if active is None or active.text is None or active.user_text is not None:
+            return []
+        return self._respond(active)
+
+    def _respond(self, turn: _Turn) -> list[Command]:
+        assert turn.text is not None
+        turn.user_text = self.conversation.user_text_for(turn.text)
+        if turn.confirmed:
+            self._awaiting_commit[turn.turn_id] = turn.user_text
+        return [Respond(turn.turn_id, self.conversation.messages_for(turn.user_text))]
+
     def _on_failure(self, event: StageFailed) -> list[Command]:
-        commands: list[Command] = []
+        commands: list[Command] = self._resume_held(0.0)  # a failed check never mutes it
         if self._active and event.turn_id == self._active.turn_id:
             commands += self._cancel(0.0, f"{event.stage} failed")
         return [*commands, *self._set_state(AssistantState.ERROR, 0.0)]
@@ -340,7 +449,8 @@ class TurnMachine:
                 utterance = join_utterances(carry, utterance, self.sample_rate)
             else:
                 self._carry = None
-        turn = _Turn(turn_id=self._next_id, confirmed=not held, audio=utterance)
+        turn = _Turn(turn_id=self._next_id, confirmed=not held, audio=utterance,
+                     over_assistant=self._speech_over_assistant)
         self._next_id += 1
         self._active = turn
         started = TurnStarted(turn.turn_id, at, speech_start, speech_end, speculative=held)

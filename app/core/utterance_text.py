@@ -87,3 +87,39 @@ def end_turn_now(verdict: TextVerdict, probability: float | None, threshold: flo
     if verdict is TextVerdict.UNFINISHED:
         return False
     return probability is not None and probability >= threshold
+
+
+WHISPER_HALLUCINATIONS = frozenset({
+    "thank you", "thank you very much", "thank you so much", "thanks", "thanks for watching",
+    "thank you for watching", "please subscribe", "bye", "bye bye", "goodbye", "you",
+    "so", "the", "i", "a",
+})
+"""What Whisper writes for echo residue, breath or room noise (it learnt it from subtitles)."""
+
+BACKCHANNELS = frozenset({
+    "mm", "mhm", "mmhmm", "mmhm", "mhmm", "mm hmm", "hmm", "uh huh", "uhhuh", "uh", "um",
+    "oh", "ah", "yeah", "yes", "yep",
+    "okay", "ok", "right", "sure", "i see", "wow", "cool", "nice", "ha", "haha",
+})
+"""Listener noises that show attention, not a wish to interrupt."""
+
+ECHO_SHARE = 0.75
+"""Speech whose words are mostly the assistant's own recent words is its echo."""
+
+
+def not_a_request(text: str, assistant_words: list[str], reply_still_going: bool) -> bool:
+    """Speech heard while the assistant was audible that should neither interrupt it nor
+    start a turn: empty, a Whisper hallucination, the assistant's own words coming back, or
+    (while the reply is still going) a backchannel like "mm-hm" or "yeah"."""
+    words = [w for w in _words(text) if w]
+    if not words:
+        return True
+    said = " ".join(words)
+    if said in WHISPER_HALLUCINATIONS:
+        return True
+    if reply_still_going and said in BACKCHANNELS:
+        return True
+    own = {w for w in _words(" ".join(assistant_words)) if w}
+    if len(words) >= 2 and own:
+        return sum(w in own for w in words) / len(words) >= ECHO_SHARE
+    return False

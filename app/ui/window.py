@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from app.core.events import AssistantState
 from app.core.pipeline import VoicePipeline
-from app.core.turn import REOPENED
+from app.core.turn import NOT_THE_USER, REOPENED
 from app.personas.loader import PersonaLibrary
 from app.personas.model import Persona
 from app.storage.keeper import Keeper
@@ -231,7 +231,7 @@ class MainWindow(QMainWindow):
         b.other.connect(self._on_other)
 
     def _on_turn_cancelled(self, turn_id: int, reason: str) -> None:
-        if reason == REOPENED:  # the user went on: the next turn shows the whole request
+        if reason in (REOPENED, NOT_THE_USER):  # joined to the next turn / not the user
             self.transcript.remove(turn_id)
         else:
             self.transcript.model.cancelled(turn_id)

@@ -132,3 +132,87 @@ def test_a_call_for_an_old_pause_is_ignored_and_unfinished_words_wait() -> None:
     listener.handle(MicBlock(quiet(1.0)))
     [ended_at] = end_times(events)
     assert ended_at > 1.0 + 0.9  # the longer wait, although the audio model was sure
+
+
+# ---- barge-in: the reply pauses at the voice onset ----------------------------------------
+
+
+def _playing_listener(events: list[PipelineEvent]) -> tuple[Listener, PlaybackQueue]:
+    playback = PlaybackQueue(16_000, events.append)
+    playback.begin(1, held=False)
+    playback.enqueue(1, np.full(16_000 * 5, 0.2, np.float32), "A long reply.")
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
+                        pause_on_voice=True)
+    return listener, playback
+
+
+def _play_and_hear(listener: Listener, playback: PlaybackQueue, audio: FloatAudio) -> None:
+    for start in range(0, audio.size, 512):
+        playback.pull(512)
+        listener.handle(MicBlock(audio[start:start + 512]))
+
+
+def test_reply_pauses_within_a_hundred_ms_of_the_voice_and_speech_is_marked() -> None:
+    from app.core.events import PlaybackPaused, SpeechStarted
+
+    events: list[PipelineEvent] = []
+    listener, playback = _playing_listener(events)
+    _play_and_hear(listener, playback, np.concatenate([quiet(0.5), loud(0.6)]))
+    (paused,) = [e for e in events if isinstance(e, PlaybackPaused)]
+    assert 0.0 < paused.at - paused.speech_start <= 0.1
+    assert playback.paused
+    (started,) = [e for e in events if isinstance(e, SpeechStarted)]
+    assert started.over_assistant  # the machine decides now: no resume from the listener
+
+
+def test_a_cough_costs_a_dip_not_the_reply() -> None:
+    from app.core.events import PlaybackPaused, PlaybackResumed
+
+    events: list[PipelineEvent] = []
+    listener, playback = _playing_listener(events)
+    _play_and_hear(listener, playback, np.concatenate([quiet(0.5), loud(0.1), quiet(0.5)]))
+    assert [type(e) for e in events if isinstance(e, PlaybackPaused | PlaybackResumed)] == [
+        PlaybackPaused, PlaybackResumed]
+    assert not playback.paused
+
+
+class AttenuatingEcho:
+    """A canceller that takes ``keep`` of the signal through (1.0: a user's voice passes)."""
+
+    output_delay_samples = 0
+
+    def __init__(self) -> None:
+        self.keep = 0.02
+
+    def add_reference(self, played: FloatAudio) -> None:
+        return None
+
+    def process(self, captured: FloatAudio) -> FloatAudio:
+        return (captured * self.keep).astype(np.float32)
+
+    def reset(self) -> None:
+        return None
+
+
+def test_echo_residue_over_the_reply_is_not_speech_but_a_voice_over_it_is() -> None:
+    from app.core.events import SpeechStarted
+
+    events: list[PipelineEvent] = []
+    playback = PlaybackQueue(16_000, events.append)
+    playback.begin(1, held=False)
+    playback.enqueue(1, np.full(16_000 * 5, 0.2, np.float32), "A long reply.")
+    echo = AttenuatingEcho()
+    # the fake VAD hears 1 % of full scale as speech: residue at 2 % of 0.9 would count
+    listener = Listener(events.append, FakeVoiceActivity(speech_rms=0.01), Endpointer(CFG),
+                        playback, echo=echo)
+    residue = np.full(16_000, 0.9, np.float32)
+    for start in range(0, residue.size, 512):
+        playback.pull(512)
+        listener.handle(MicBlock(residue[start:start + 512]))
+    assert not [e for e in events if isinstance(e, SpeechStarted)]
+    assert listener.echo_residue_frames > 10
+    echo.keep = 0.6  # the user talks: the canceller lets most of it through
+    for start in range(0, residue.size, 512):
+        playback.pull(512)
+        listener.handle(MicBlock(residue[start:start + 512]))
+    assert [e for e in events if isinstance(e, SpeechStarted)]

@@ -84,3 +84,20 @@ def test_heard_part_rounds_to_words() -> None:
     assert heard_part("a b c d", 0.0) == ""
     assert heard_part("a b c d", 0.5) == "a b"
     assert heard_part("a b c d", 1.0) == "a b c d"
+
+
+def test_paused_reply_keeps_its_place_and_a_cancel_counts_only_what_played() -> None:
+    queue, events = make()
+    queue.begin(1, held=False)
+    queue.enqueue(1, tone(100), "One two three four.")
+    assert queue.pull(20).all()
+    queue.pause()
+    assert not queue.pull(50).any() and not queue.speaking
+    queue.resume()
+    assert queue.pull(30).all()  # on from where it stopped, nothing skipped
+    queue.pause()
+    queue.pull(20)
+    queue.cancel(1)
+    (ended,) = [e for e in events if isinstance(e, PlaybackEnded)]
+    assert ended.played_s == 50 / RATE and ended.heard_text == "One two"
+    assert not queue.paused  # the pause ended with the reply it held

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from app.core.conversation import Conversation
 from app.core.events import (
@@ -10,15 +11,17 @@ from app.core.events import (
     BargeIn,
     EndOfTurnDecided,
     EndOfTurnScore,
+    InputLevel,
     PlaybackEnded,
     PlaybackStarted,
+    SpeechAudio,
     SpeechPaused,
     SpeechResumed,
     SpeechStarted,
+    StageFailed,
     StateChanged,
     Transcript,
     TurnCancelled,
-    TurnCommitted,
     UtteranceEnded,
 )
 from app.core.turn import (
@@ -117,27 +120,6 @@ def test_full_turn_commits_what_was_heard_and_returns_to_idle() -> None:
     assert m.conversation.exchanges == [("Hi there", "Hello! Nice to meet you.")]
 
 
-def test_barge_in_cancels_the_reply_and_records_only_the_heard_part() -> None:
-    m = machine(speculative=False)
-    start = start_of(m.handle(ended()))
-    m.handle(Transcript(start.turn_id, "Tell me a story", 1.5))
-    m.handle(PlaybackStarted(start.turn_id, 1.8))
-    cmds = m.handle(SpeechStarted(at=2.5, speech_start=2.2))
-    assert names(cmds) == ["BargeIn", "TurnCancelled", "CancelTurn", "StateChanged"]
-    barge = cmds[0]
-    assert isinstance(barge, Publish) and isinstance(barge.event, BargeIn)
-    cancel = cmds[2]
-    assert isinstance(cancel, CancelTurn) and cancel.turn_id == start.turn_id
-    assert states(cmds) == [AssistantState.LISTENING]
-    committed = m.handle(PlaybackEnded(start.turn_id, "Once upon a", True, 2.5, played_s=0.7))
-    event = committed[0]
-    assert isinstance(event, Publish) and isinstance(event.event, TurnCommitted)
-    assert m.conversation.exchanges == [("Tell me a story", "Once upon a")]
-    # the new utterance is a new turn
-    new = start_of(m.handle(ended(3.5)))
-    assert new.turn_id > start.turn_id
-
-
 def ramp(start: int, stop: int) -> np.ndarray:
     """Audio whose every sample is its own index on the microphone stream (16 kHz)."""
     return np.arange(start, stop, dtype=np.float32)
@@ -172,39 +154,6 @@ def test_user_going_on_before_the_reply_plays_reopens_the_turn() -> None:
     # the fragment's playback slot ends later: it must not be committed
     assert m.handle(PlaybackEnded(start.turn_id, "", True, 1.7)) == []
     assert m.conversation.exchanges == []
-
-
-def test_a_reply_cut_within_300_ms_also_reopens_the_turn() -> None:
-    m = machine(speculative=False)
-    start = start_of(m.handle(UtteranceEnded(at=1.3, speech_start=0.2, speech_end=1.14,
-                                             audio=ramp(0, 20_800))))
-    m.handle(Transcript(start.turn_id, "Tell me a story", 1.5))
-    m.handle(PlaybackStarted(start.turn_id, 1.8))
-    assert names(m.handle(SpeechStarted(at=2.0, speech_start=1.85)))[:2] == [
-        "BargeIn", "TurnCancelled"]
-    cmds = m.handle(PlaybackEnded(start.turn_id, "Once", True, 2.0, played_s=0.2))
-    assert names(cmds) == ["TurnCancelled"]
-    assert m.conversation.exchanges == []
-    # a real gap of 0.2 s between the two parts is kept as silence
-    second = start_of(m.handle(UtteranceEnded(at=3.0, speech_start=1.85, speech_end=2.84,
-                                              audio=ramp(24_000, 48_000))))
-    expected = np.concatenate([ramp(0, 20_800), np.zeros(3_200, np.float32),
-                               ramp(24_000, 48_000)])
-    assert np.array_equal(second.audio, expected)
-
-
-def test_a_reply_heard_for_longer_is_a_real_barge_in() -> None:
-    m = machine(speculative=False)
-    start = start_of(m.handle(ended()))
-    m.handle(Transcript(start.turn_id, "Tell me a story", 1.5))
-    m.handle(PlaybackStarted(start.turn_id, 1.8))
-    m.handle(SpeechStarted(at=2.5, speech_start=2.2))
-    cmds = m.handle(PlaybackEnded(start.turn_id, "Once upon a", True, 2.5, played_s=0.7))
-    assert names(cmds)[0] == "TurnCommitted"
-    new_audio = ramp(40_000, 56_000)
-    second = start_of(m.handle(UtteranceEnded(at=3.5, speech_start=2.2, speech_end=3.34,
-                                              audio=new_audio)))
-    assert np.array_equal(second.audio, new_audio)
 
 
 def test_carried_words_expire_and_muting_drops_them() -> None:
@@ -323,3 +272,100 @@ def test_unclear_words_follow_the_audio_model_and_confirmed_turns_need_no_call()
     start = start_of(m.handle(ended()))
     cmds = m.handle(Transcript(start.turn_id, "Why is the sky blue?", 1.5))
     assert "JudgeEndOfTurn" not in names(cmds)
+
+
+# ---- barge-in: paused at the voice onset, dropped or resumed by the words ---------------
+
+
+def _speaking(m: TurnMachine, text: str = "Tell me a story") -> StartTurn:
+    start = start_of(m.handle(ended()))
+    m.handle(Transcript(start.turn_id, text, 1.5))
+    m.handle(SpeechAudio(start.turn_id, 0, "Once upon a time there was a dragon.",
+                         np.zeros(16, np.float32), 16_000, 1.7))
+    m.handle(PlaybackStarted(start.turn_id, 1.8))
+    return start
+
+
+def _over(at: float, onset: float) -> SpeechStarted:
+    return SpeechStarted(at=at, speech_start=onset, over_assistant=True)
+
+
+def test_barge_in_drops_the_reply_once_the_words_are_a_request() -> None:
+    m = machine(speculative=False)
+    first = _speaking(m)
+    cmds = m.handle(_over(2.5, 2.28))
+    assert names(cmds) == ["StateChanged"]  # held: the listener has paused it
+    assert states(cmds) == [AssistantState.LISTENING]
+    second = start_of(m.handle(ended(3.5)))
+    cmds = m.handle(Transcript(second.turn_id, "Stop, tell me a joke instead.", 3.7))
+    assert names(cmds) == ["BargeIn", "TurnCancelled", "CancelTurn"]
+    barge = cmds[0]
+    assert isinstance(barge, Publish) and isinstance(barge.event, BargeIn)
+    assert barge.event.turn_id == first.turn_id and barge.event.at == 2.5
+    # the interrupted reply's heard part goes into the history before the next prompt
+    cmds = m.handle(PlaybackEnded(first.turn_id, "Once upon a", True, 3.7, played_s=0.8))
+    assert names(cmds) == ["TurnCommitted", "Respond"]
+    respond = cmds[1]
+    assert isinstance(respond, Respond)
+    assert [(msg.role, msg.content) for msg in respond.messages[1:]] == [
+        ("user", "Tell me a story"), ("assistant", "Once upon a"),
+        ("user", "Stop, tell me a joke instead.")]
+
+
+def test_a_reply_cut_within_300_ms_joins_the_two_requests() -> None:
+    m = machine(speculative=False)
+    first = _speaking(m, "Tell me a story about a dragon")
+    m.handle(_over(2.0, 1.85))
+    second = start_of(m.handle(ended(3.0)))
+    m.handle(Transcript(second.turn_id, "who learns to bake bread", 3.2))
+    cmds = m.handle(PlaybackEnded(first.turn_id, "Once", True, 3.2, played_s=0.15))
+    assert names(cmds) == ["TurnCancelled", "Respond"]
+    cancelled, respond = cmds
+    assert isinstance(cancelled, Publish) and isinstance(cancelled.event, TurnCancelled)
+    assert cancelled.event.reason == REOPENED
+    assert isinstance(respond, Respond)
+    users = [msg.content for msg in respond.messages if msg.role == "user"]
+    assert users == ["Tell me a story about a dragon who learns to bake bread"]
+    assert m.conversation.exchanges == []
+
+
+@pytest.mark.parametrize("heard", ["Thank you.", "Mm-hmm.", "Yeah.", "",
+                                   "Once upon a time there was"])
+def test_echo_hallucinations_and_backchannels_never_interrupt(heard: str) -> None:
+    m = machine(speculative=False)
+    first = _speaking(m)
+    m.handle(_over(2.5, 2.28))
+    second = start_of(m.handle(ended(3.0)))
+    cmds = m.handle(Transcript(second.turn_id, heard, 3.2))
+    assert "BargeIn" not in names(cmds) and "Respond" not in names(cmds)
+    assert "ResumePlayback" in names(cmds) and "PlaybackResumed" in names(cmds)
+    assert m.live_turn_id == first.turn_id and m.state is AssistantState.SPEAKING
+    # the reply then plays to its end and is committed whole
+    cmds = m.handle(PlaybackEnded(first.turn_id, "Once upon a time.", False, 6.0, played_s=4))
+    assert names(cmds)[0] == "TurnCommitted"
+
+
+def test_speech_that_goes_on_over_the_reply_interrupts_it_before_its_words_are_in() -> None:
+    m = machine(speculative=False)
+    first = _speaking(m)
+    m.handle(_over(2.5, 2.28))
+    assert names(m.handle(InputLevel(0.2, 3.0))) == []
+    cmds = m.handle(InputLevel(0.2, 3.75))
+    assert names(cmds) == ["BargeIn", "TurnCancelled", "CancelTurn"]
+    cancel = cmds[2]
+    assert isinstance(cancel, CancelTurn) and cancel.turn_id == first.turn_id
+
+
+def test_a_failed_transcription_never_leaves_the_reply_paused() -> None:
+    m = machine(speculative=False)
+    _speaking(m)
+    m.handle(_over(2.5, 2.28))
+    second = start_of(m.handle(ended(3.0)))
+    cmds = m.handle(StageFailed("asr", "boom", turn_id=second.turn_id))
+    assert "ResumePlayback" in names(cmds)
+
+
+def test_speech_near_a_silent_assistant_resumes_whatever_was_paused() -> None:
+    m = machine(speculative=False)
+    cmds = m.handle(_over(0.5, 0.3))
+    assert "ResumePlayback" in names(cmds)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.utterance_text import TextVerdict, end_turn_now, judge_text
+from app.core.utterance_text import TextVerdict, end_turn_now, judge_text, not_a_request
 
 V = TextVerdict
 
@@ -39,3 +39,22 @@ def test_words_and_audio_model_combined() -> None:
     assert end_turn_now(V.UNCLEAR, 0.7, 0.5)
     assert not end_turn_now(V.UNCLEAR, 0.3, 0.5)
     assert not end_turn_now(V.UNCLEAR, None, 0.5)  # no audio model: the silence decides
+
+
+@pytest.mark.parametrize("text", ["Thank you.", "Thanks for watching!", "", "...", "Bye."])
+def test_hallucinations_over_the_assistant_are_not_requests(text: str) -> None:
+    assert not_a_request(text, [], reply_still_going=False)
+
+
+def test_backchannels_only_while_the_reply_goes_on() -> None:
+    for text in ("Mm-hmm.", "Yeah.", "Okay.", "Uh-huh"):
+        assert not_a_request(text, [], reply_still_going=True)
+        assert not not_a_request(text, [], reply_still_going=False)
+
+
+def test_the_assistants_own_words_coming_back_are_echo() -> None:
+    sentence = "Once upon a time there was a little dragon who loved bread"
+    said = sentence.split(" ")
+    assert not_a_request("a little dragon who loved", said, reply_still_going=True)
+    assert not not_a_request("Stop, tell me a joke instead.", said, reply_still_going=True)
+    assert not not_a_request("What time is it?", said, reply_still_going=False)

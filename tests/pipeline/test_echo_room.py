@@ -85,3 +85,31 @@ def test_with_echo_cancellation_the_user_can_still_talk_over_it(
     assert first.barge_in is not None
     assert user_again < first.barge_in < user_again + 1.2
     assert any("time" in t.transcript.lower() for t in result.turns[1:])
+
+
+@pytest.mark.parametrize(("delay_s", "gain"), [(0.02, 0.9), (0.08, 0.6), (0.15, 0.3)])
+def test_double_talk_on_loudspeakers_has_no_phantom_turns(
+    engines: Engines, persona: Persona, tmp_path: Path, delay_s: float, gain: float
+) -> None:
+    """A whole conversation on simulated loudspeakers: a question, the user talking over
+    the reply, a second reply to the end. Every turn is the user's (the assistant's own
+    echo, Whisper's hallucinations on it and backchannels never start or interrupt one),
+    and the reply pauses within 250 ms of the user's voice."""
+    ask = speech(tmp_path, "Can you tell me a long story about the sea?")
+    stop = speech(tmp_path, "Stop. What time is it?")
+    audio = np.concatenate([pad(ask, 0.5, 3.5), pad(stop, 0.0, 9.0)])
+    user_again = (0.5 * RATE + ask.size + 3.5 * RATE) / RATE
+    result = run_file(engines, persona, audio, max_wait_s=40, echo=build_echo_canceller(),
+                      room=RoomSimulation(delay_s=delay_s, gain=gain))
+    # Where the user really spoke, on the input's clock (the listener's); a turn that got a
+    # reply or interrupted one must have started there (pre-roll and VAD lag allowed).
+    spoken = [(0.5, 0.5 + ask.size / RATE), (user_again, user_again + stop.size / RATE)]
+    acted = [t for t in result.turns if t.reply_text or t.heard_text or t.barge_in]
+    phantoms = [t for t in acted if t.speech_start is not None and not any(
+        begin - 0.4 <= t.speech_start <= end + 0.2 for begin, end in spoken)]
+    assert phantoms == [], [(t.speech_start, t.transcript) for t in phantoms]
+    first, last = result.turns[0], result.turns[-1]
+    assert first.barge_in is not None and user_again < first.barge_in < user_again + 1.5
+    assert "time" in last.transcript.lower()
+    assert last.heard_text.strip() and not last.interrupted
+    assert result.barge_in_stops and min(result.barge_in_stops) <= 0.25

@@ -67,7 +67,9 @@ def test_words_after_a_short_pause_join_the_request(
     ears: tuple[object, object], persona: Persona, tmp_path: Path, gap_s: float, voice: str
 ) -> None:
     vad, asr = ears
-    llm = FakeLanguageModel(reply="Once upon a time there was a dragon.")
+    # 30 ms a token: a reply starts a few hundred ms after the end of turn, as with real
+    # models on a CPU (an instant one could start inside the user's pause)
+    llm = FakeLanguageModel(reply="Once upon a time there was a dragon.", token_delay_s=0.03)
     engines = Engines(vad, asr, llm, FakeSynthesizer())  # type: ignore[arg-type]
     audio = np.concatenate([
         np.zeros(int(0.5 * RATE), np.float32),
@@ -86,11 +88,12 @@ def test_words_after_a_short_pause_join_the_request(
     said = " ".join(requests)
     # Whisper tiny.en may mishear a word of robotic speech; the two halves must both be there.
     assert {"dragon", "story"} & words(said), f"the first half was lost: {requests}"
-    assert {"bread", "bake", "learns"} & words(said), f"the second half was lost: {requests}"
+    second_half = {"bread", "bake", "learns", "who"}  # "who learns to make red": tiny.en
+    assert second_half & words(said), f"the second half was lost: {requests}"
     if gap_s < 0.3:
         # The user went on long before any reply could play: one request, both halves.
         last = words(requests[-1])
-        assert {"dragon", "story"} & last and {"bread", "bake", "learns"} & last, requests
+        assert {"dragon", "story"} & last and second_half & last, requests
         reopened = [t for t in result.turns if t.cancelled == REOPENED]
         fragments = [t for t in result.turns if t.confirmed and t is not result.turns[-1]]
         assert all(t.cancelled for t in fragments), result.turns
