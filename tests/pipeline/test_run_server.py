@@ -5,6 +5,10 @@ embedded model, 127.0.0.1), and the server's failures as one line."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,8 +17,28 @@ import pytest
 import soundfile
 
 from app.adapters.file_audio import read_audio
-from tests.pipeline.test_run_cli import espeak, hanasu, words
+from tests.pipeline.test_run_cli import REPO, espeak, words
 from tests.support.openai_server import MODEL_ALIAS, LlamaCppServer, free_port, llama_cpp_server
+
+
+def hanasu(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """``python -m app`` with its own empty data and config folders: no conversation from
+    another run is carried into these, and none of theirs is left in the user's."""
+    with tempfile.TemporaryDirectory() as home:
+        env = {
+            **os.environ,
+            "HANASU_DATA_DIR": os.path.join(home, "data"),
+            "HANASU_CONFIG_DIR": os.path.join(home, "config"),
+        }
+        return subprocess.run(
+            [sys.executable, "-m", "app", *args],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +83,8 @@ def test_conversation_with_barge_in_through_the_server(
     assert barge_at is not None and user_again < barge_at < user_again + 1.0
     assert turns[0]["interrupted"]
     track, out_rate = soundfile.read(str(out), dtype="float32")
-    last_barge = max(t["barge_in"] for t in turns[:-1])
+    # "Stop." may be a turn of its own, cut off before it was answered (no barge-in then)
+    last_barge = max(t["barge_in"] for t in turns[:-1] if t["barge_in"] is not None)
     second_start = turns[-1]["first_sample_played"]
     assert second_start is not None and second_start > last_barge
     quiet = track[int((last_barge + 0.1) * out_rate) : int(second_start * out_rate) - 1]
@@ -96,6 +121,34 @@ def test_api_key_variable_that_is_not_set_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "HANASU_TEST_NO_SUCH_VAR is not set" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_bench_reports_in_process_and_server_side_by_side(tmp_path: Path) -> None:
+    from tests.support.openai_server import StubRequest, StubServer, llama_chunks
+
+    def answer(request: StubRequest) -> None:
+        if request.body.get("stream"):
+            llama_chunks(request, ["Hello", " there", ".", " Nice", " day", "."])
+        else:  # the warm-up request
+            request.json(200, {"choices": [], "usage": {"prompt_tokens": 90}})
+
+    report = tmp_path / "bench.json"
+    with StubServer(answer) as stub:
+        done = hanasu(
+            "bench", "--fake-engines", "--count", "1", "--no-baseline", "--no-smart-turn",
+            "--llm-url", stub.url, "--llm-model", "m", "--compare-local", "--json", str(report),
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(report.read_text())["summary"]
+    assert set(summary) == {"in_process", "server"}
+    for name in ("in_process", "server"):
+        assert summary[name]["replied"] == 1, summary
+        assert summary[name]["voice_to_voice_s"]["p50"] > 0
+        assert "llm_first_token" in summary[name]["stages_s"]
+    assert summary["server"]["tokens_per_chunk"]["p50"] == 1.0  # the server's own counts
+    assert 0.5 < summary["in_process"]["tokens_per_chunk"]["p50"] <= 2.0
+    assert "in_process q00.wav: v2v" in done.stdout and "server q00.wav: v2v" in done.stdout
 
 
 @pytest.mark.slow
