@@ -149,31 +149,3 @@ def test_bench_reports_in_process_and_server_side_by_side(tmp_path: Path) -> Non
     assert summary["server"]["tokens_per_chunk"]["p50"] == 1.0  # the server's own counts
     assert 0.5 < summary["in_process"]["tokens_per_chunk"]["p50"] <= 2.0
     assert "in_process q00.wav: v2v" in done.stdout and "server q00.wav: v2v" in done.stdout
-
-
-@pytest.mark.slow
-def test_bench_reports_in_process_and_server_side_by_side(tmp_path: Path) -> None:
-    from tests.support.openai_server import StubRequest, StubServer, llama_chunks
-
-    def answer(request: StubRequest) -> None:
-        if request.body.get("stream"):
-            llama_chunks(request, ["Hello", " there", ".", " Nice", " day", "."])
-        else:  # the warm-up request
-            request.json(200, {"choices": [], "usage": {"prompt_tokens": 90}})
-
-    report = tmp_path / "bench.json"
-    with StubServer(answer) as stub:
-        done = hanasu(
-            "bench", "--fake-engines", "--count", "1", "--no-baseline", "--no-smart-turn",
-            "--llm-url", stub.url, "--llm-model", "m", "--compare-local", "--json", str(report),
-        )  # fmt: skip
-    assert done.returncode == 0, done.stderr
-    summary = json.loads(report.read_text())["summary"]
-    assert set(summary) == {"in_process", "server"}
-    for name in ("in_process", "server"):
-        assert summary[name]["replied"] == 1, summary
-        assert summary[name]["voice_to_voice_s"]["p50"] > 0
-        assert "llm_first_token" in summary[name]["stages_s"]
-    assert summary["server"]["tokens_per_chunk"]["p50"] == 1.0  # the server's own counts
-    assert 0.5 < summary["in_process"]["tokens_per_chunk"]["p50"] <= 2.0
-    assert "in_process q00.wav: v2v" in done.stdout and "server q00.wav: v2v" in done.stdout
