@@ -14,6 +14,7 @@ SUBCOMMANDS = {
     "asr": ("app.cli.bench_asr", "ASR word error rate and time: short window vs 30 s window"),
     "tts": ("app.cli.bench_tts", "time to first audio per voice engine, gaps between chunks"),
     "gpu": ("app.cli.bench_gpu", "LLM TTFT, decode speed and memory on a random Gemma 4 GGUF"),
+    "turns": ("app.cli.bench_turns", "end-of-turn cut-offs and late ends, barge-in, phantoms"),
 }
 """name -> (module with add_arguments/main, description)."""
 

@@ -17,7 +17,13 @@ from dataclasses import dataclass, field
 from app.core.announce import Announcer
 from app.core.conversation import Conversation, history_budget_chars
 from app.core.endpointing import EndpointConfig, Endpointer
-from app.core.events import FloatAudio, PipelineEvent, Transcript, TurnCommitted
+from app.core.events import (
+    FloatAudio,
+    PipelineEvent,
+    SpeechStarted,
+    Transcript,
+    TurnCommitted,
+)
 from app.core.listener import Listener, MicBlock, PlayedBlock, SetListening
 from app.core.memory_intents import with_memories
 from app.core.metrics import TimelineRecorder
@@ -32,6 +38,7 @@ from app.core.ports import (
     VoiceActivity,
 )
 from app.core.stages import (
+    ExtractJob,
     LiveTurn,
     Responder,
     RespondJob,
@@ -91,6 +98,9 @@ class PipelineConfig:
     the user can always ask it to go on."""
     mic_queue_blocks: int = 512
     """Blocks the microphone may run ahead of the listener before blocks are dropped."""
+    words_end_turns: bool = True
+    """The speculative transcript at the first pause takes part in the end-of-turn call
+    (off: the audio model and the silence alone, as before; ``bench turns`` compares)."""
 
 
 @dataclass(frozen=True)
@@ -108,6 +118,13 @@ class _SetSystemPrompt:
     prompt: str
     exchanges: tuple[tuple[str, str], ...] = ()
     key: object = None
+
+
+@dataclass(frozen=True)
+class _Extract:
+    key: object
+    instruction: str
+    done: Callable[[str | None], None]
 
 
 ContextProvider = Callable[[object, str], str]
@@ -133,6 +150,7 @@ class VoicePipeline:
             speculative=self.config.speculative,
             barge_in=self.config.barge_in,
             sample_rate=self.config.endpoint.sample_rate,
+            words_end_turns=self.config.words_end_turns,
         )
         self.dropped_mic_blocks = 0
         self._observers: list[Observer] = []
@@ -147,7 +165,7 @@ class VoicePipeline:
             self.playback,
             echo,
             turn_detector,
-            defer_to_transcript=self.config.speculative,
+            defer_to_transcript=self.config.speculative and self.config.words_end_turns,
             pause_on_voice=self.config.barge_in,
         )
         self.synthesizer = Synthesizer(
@@ -252,6 +270,16 @@ class VoicePipeline:
         front of the user's words in the prompt (never in the history)."""
         self._context = provider
 
+    def extract(self, key: object, instruction: str, done: Callable[[str | None], None]) -> None:
+        """Background LLM work for an idle app (the memory extraction): the conversation
+        ``key`` with ``instruction`` as a last user message, so llama.cpp reuses the
+        cached conversation and the next reply's prefix is still cached afterwards.
+
+        ``done`` gets the model's output on the LLM thread, or None when the work was
+        skipped or cancelled: a turn live or queued, the user speaking, or another
+        conversation shown. A reply always goes first."""
+        self._bus.put(_Extract(key, instruction, done))
+
     def _history_budget(self, system_prompt: str) -> int:
         """From the model's prompt budget (n_ctx minus a reply) where it reports one."""
         budget = getattr(self.engines.llm, "prompt_budget", None)
@@ -309,6 +337,17 @@ class VoicePipeline:
             self.conversation_key = item.key
             self.responder.inbox.put(WarmJob(self.machine.conversation.messages_for("")[:-1]))
             return
+        if isinstance(item, _Extract):
+            conversation = self.machine.conversation
+            if (self.machine.live_turn_id is not None or self.machine.awaiting_commit
+                    or item.key != self.conversation_key or not conversation.exchanges):
+                item.done(None)
+                return
+            messages = conversation.messages_for(item.instruction)
+            self.responder.inbox.put(ExtractJob(messages, self.live.activity, item.done))
+            return
+        if isinstance(item, SpeechStarted):
+            self.live.activity += 1  # background LLM work stops for the user's words
         event: PipelineEvent = item  # type: ignore[assignment]
         self.announcer.observe(event, self.config.barge_in)
         self._observe(event)
@@ -334,6 +373,7 @@ class VoicePipeline:
                         self._keep_in_its_conversation(command.event)
                     self._observe(command.event)
                 case StartTurn():
+                    self.live.activity += 1
                     self._turn_keys[command.turn_id] = self.conversation_key
                     self._turn_keys.pop(command.turn_id - 256, None)  # old turns' keys
                     self.live.turn_id = command.turn_id

@@ -165,6 +165,8 @@ class TurnMachine:
     """Carried words join the next utterance only if it starts within this long."""
     complete_threshold: float = 0.5
     """The audio model's probability above which an unclear transcript ends the turn."""
+    words_end_turns: bool = True
+    """Send the listener an end-of-turn call from the speculative transcript's words."""
     barge_in_confirm_s: float = 1.2
     """Speech over a paused reply that lasts this long interrupts it, words or not."""
     state: AssistantState = AssistantState.IDLE
@@ -374,7 +376,7 @@ class TurnMachine:
         if self._respond_after is None:
             commands += self._respond(active)
         # else: answered once the interrupted reply reports what of it was heard
-        if not active.confirmed and active.pause_at is not None:
+        if not active.confirmed and active.pause_at is not None and self.words_end_turns:
             commands += self._judge_end_of_turn(active, text, event.at)
         return commands
 
