@@ -65,7 +65,9 @@ def test_conversation_with_barge_in_through_the_server(
     espeak(second, "Stop. What time is it?", 0.0, 1.0)
     a, rate = soundfile.read(str(first), dtype="float32")
     b, _ = soundfile.read(str(second), dtype="float32")
-    gap = np.zeros(int(2.5 * rate), dtype=np.float32)  # talks over the reply after 2.5 s
+    # talks over the reply after 4 s: the reply must have started by then, or the user's
+    # words are taken as the rest of the question (a reopened turn), not as a barge-in
+    gap = np.zeros(int(4.0 * rate), dtype=np.float32)
     combined = tmp_path / "barge.wav"
     soundfile.write(str(combined), np.concatenate([a, gap, b]), rate)
     out, timeline = tmp_path / "out.wav", tmp_path / "t.json"
