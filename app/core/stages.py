@@ -46,6 +46,9 @@ class LiveTurn:
 
     def __init__(self) -> None:
         self.turn_id: int | None = None
+        self.activity = 0
+        """Bumped when the user starts speaking or a turn starts: background work (the
+        memory extraction) started at another value is no longer wanted."""
 
     def is_live(self, turn_id: int) -> bool:
         return self.turn_id == turn_id
@@ -134,6 +137,18 @@ class WarmJob:
 
 
 @dataclass(frozen=True)
+class ExtractJob:
+    """Background work for the idle app (the memory extraction): the LLM's whole output
+    is handed to ``done`` (None when it was cancelled). Nothing is published, spoken or
+    kept in the history; any user speech or turn cancels it within one token."""
+
+    messages: list[ChatMessage]
+    activity: int
+    done: Callable[[str | None], None]
+    max_chars: int = 600
+
+
+@dataclass(frozen=True)
 class EndOfReply:
     turn_id: int
 
@@ -161,6 +176,9 @@ class Responder(Worker):
         if isinstance(item, WarmJob):
             stats = self.llm.warm(item.messages)
             log.info("warmed persona prefix: %d tokens", stats.prompt_tokens)
+            return
+        if isinstance(item, ExtractJob):
+            self._extract(item)
             return
         assert isinstance(item, RespondJob)
         turn_id = item.turn_id
@@ -205,6 +223,27 @@ class Responder(Worker):
             self.publish(
                 ReplyFinished(turn_id, "".join(reply), chunks, self.clock.now(), cancelled())
             )
+
+
+    def _extract(self, job: ExtractJob) -> None:
+        def cancelled() -> bool:  # a turn starting or the user speaking bumps activity
+            return self.live.activity != job.activity
+
+        text: list[str] | None = None
+        try:
+            if not cancelled():  # a reply queued behind it always goes first
+                text = []
+                for piece in self.llm.stream(job.messages, cancelled):
+                    text.append(piece)
+                    if sum(map(len, text)) >= job.max_chars:
+                        break
+        except Exception:  # background help: a failure is logged, never shown as a fault
+            log.exception("memory extraction failed")
+            text = None
+        if cancelled():
+            log.info("memory extraction cancelled: the user is talking")
+            text = None
+        job.done(None if text is None else "".join(text))
 
 
 class Synthesizer(Worker):

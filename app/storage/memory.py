@@ -84,6 +84,19 @@ class MemoryStore:
             )
             return Memory(int(cursor.lastrowid or 0), persona_id, fact, now, now)
 
+    def add_new(self, persona_id: str, text: str) -> Memory | None:
+        """Store a fact unless the persona already remembers it in other words (the
+        extraction pass repeats what is known); the new memory, or None."""
+        wanted = keywords(text)
+        if not wanted:
+            return None
+        for known in self.search(persona_id, text, limit=3):
+            have = keywords(known.text)
+            if _overlap(wanted, have) * 5 >= len(wanted) * 4 or (
+                    have and _overlap(have, wanted) * 5 >= len(have) * 4):
+                return None
+        return self.add(persona_id, text)
+
     def update(self, memory_id: int, text: str) -> None:
         fact = clean_fact(text)
         if not fact:

@@ -80,6 +80,9 @@ class Settings(BaseModel):
     show_hud: bool = False
     speak_greeting: bool = True
     """Say the persona's greeting aloud when it is picked in the sidebar."""
+    memory_extraction: bool | None = None
+    """Let the language model note facts about the user after each exchange, while the
+    app is idle. None: on, except with the tiny embedded model (its notes are junk)."""
 
     def replace(self, **changes: Any) -> Settings:
         """A validated copy with ``changes`` applied (raises pydantic's ValidationError)."""

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMessageBox
 
+from app.core.memory_extraction import MemoryExtractor, extraction_enabled
 from app.core.pipeline import VoicePipeline
 from app.personas.model import Persona
+from app.storage.extraction import fact_store
 from app.storage.keeper import ConversationKey, Keeper, history_pairs
 from app.ui.history_dialog import HistoryDialog
 from app.ui.memory_dialog import MemoryDialog
@@ -33,6 +35,8 @@ class Conversations:
         self._pairs: list[tuple[str, str]] = []
         self.history_dialog: HistoryDialog | None = None
         self.memory_dialog: MemoryDialog | None = None
+        self.extractor: MemoryExtractor | None = None
+        """The idle-time LLM pass noting facts about the user (None: off)."""
         self._build_menu()
 
     def _build_menu(self) -> None:
@@ -71,6 +75,19 @@ class Conversations:
         key, exchanges = self.keeper.resume(self.window.persona.id)
         self.key, self._pairs = key, history_pairs(exchanges)
         self._load(pipeline)
+        self._start_extraction(pipeline)
+
+    def _start_extraction(self, pipeline: VoicePipeline) -> None:
+        if self.extractor is not None:  # it belonged to the pipeline this one replaces
+            self.extractor.stop()
+            self.extractor = None
+        setting = getattr(self.window.settings, "memory_extraction", None)
+        if not extraction_enabled(setting, pipeline.engines.llm):
+            log.info("memory extraction is off (setting %s)", setting)
+            return
+        self.extractor = MemoryExtractor(pipeline, fact_store(self.keeper))
+        pipeline.add_observer(self.extractor.observe)
+
 
     def _display(self, persona: Persona, key: ConversationKey,
                  shown: list[tuple[str, str, bool]]) -> None:
