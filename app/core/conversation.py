@@ -95,7 +95,3 @@ class Conversation:
 
     def _history_chars(self) -> int:
         return sum(weight(u) + weight(a) for u, a in self.exchanges)
-
-    def clear(self) -> None:
-        self.exchanges.clear()
-        self._unanswered = ""

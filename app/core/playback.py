@@ -67,10 +67,6 @@ class PlaybackQueue:
         self.paused = False
         """Paused for the user (a possible barge-in): silence out, position kept."""
 
-    @property
-    def position_s(self) -> float:
-        return self._position / self.sample_rate
-
     # ---- producer side (synthesizer / pipeline threads) ------------------------------
 
     def begin(self, turn_id: int, held: bool) -> None:

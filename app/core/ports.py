@@ -100,17 +100,3 @@ PullAudio = Callable[[int], FloatAudio]
 
 PushAudio = Callable[[FloatAudio], None]
 """Called by an audio source with each captured block (pipeline rate, mono)."""
-
-
-class AudioSource(Protocol):
-    def start(self, push: PushAudio) -> None: ...
-
-    def stop(self) -> None: ...
-
-
-class AudioSink(Protocol):
-    sample_rate: int
-
-    def start(self, pull: PullAudio) -> None: ...
-
-    def stop(self) -> None: ...

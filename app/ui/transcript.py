@@ -17,7 +17,7 @@ USER_BUBBLE = (
 )
 REPLY_BUBBLE = (
     f"QLabel {{ background: {theme.CARD_HI}; border: 1px solid {theme.BORDER};"
-    " border-radius: 14px; padding: 9px 13px; }}"
+    " border-radius: 14px; padding: 9px 13px; }"
 )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import logging
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
@@ -46,6 +47,8 @@ from app.ui.sidebar import PersonaSidebar, load_picture
 from app.ui.transcript import TranscriptView
 
 log = logging.getLogger(__name__)
+
+STATES_KEPT = 256
 
 STATUS_TEXT = {
     AssistantState.IDLE: "Ready — just start speaking",
@@ -85,7 +88,8 @@ class MainWindow(QMainWindow):
         self.device_error = ""
         self.load_error = ""
         self._stage_banner = False
-        self.states_seen: list[AssistantState] = []
+        self.states_seen: deque[AssistantState] = deque(maxlen=STATES_KEPT)
+        """The last states shown (tests read it; bounded, it runs all evening)."""
         self.stall = StallMonitor(self)
         self.stall.start()
         self.setWindowIcon(icons.app_icon(self.persona.avatar))
