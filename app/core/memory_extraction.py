@@ -36,6 +36,8 @@ INSTRUCTION = (
 MAX_FACT_CHARS = 120
 MAX_FACTS = 3
 """Per exchange: a chatty model listing ten "facts" is making them up."""
+PASS_TIMEOUT_S = 120.0
+"""A pass not back by then is given up (its pipeline was stopped, or a slow model)."""
 IDLE_SETTLE_S = 0.6
 """The app must stay idle this long before the pass starts (a pause is not a goodbye)."""
 
@@ -218,6 +220,8 @@ class MemoryExtractor:
                 finished.set()
 
         self.pipeline.extract(pending.key, INSTRUCTION, done)
+        waited = 0.0
         while not finished.wait(self.poll_s):  # one pass at a time
-            if self._stopped:
+            waited += self.poll_s
+            if self._stopped or waited > PASS_TIMEOUT_S:  # a pipeline stopped under it
                 return

@@ -74,6 +74,8 @@ class Conversations:
         self.keeper.flush()
         key, exchanges = self.keeper.resume(self.window.persona.id)
         self.key, self._pairs = key, history_pairs(exchanges)
+        log.info("conversation %s resumed: %d exchange(s) back in the LLM context",
+                 key.conversation_id, len(self._pairs))
         self._load(pipeline)
         self._start_extraction(pipeline)
 
