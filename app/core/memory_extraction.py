@@ -91,6 +91,14 @@ def _names(user_text: str) -> set[str]:
     return names
 
 
+def _names_said(line: str, user_text: str) -> bool:
+    """Every capitalised word after the first was said by the user: a wrong name (the
+    instruction's own example "Mei", copied by a small model) is the worst false memory."""
+    said = set(_words(user_text))
+    return all(w.lower() in said for w in re.findall(r"[A-Za-z']+", line)[1:]
+               if w[:1].isupper() and w not in {"I", "I'm", "I've", "I'd", "I'll"})
+
+
 def parse_facts(output: str, user_text: str) -> list[str]:
     """The lines of ``output`` worth remembering from ``user_text`` (at most MAX_FACTS)."""
     facts: list[str] = []
@@ -103,7 +111,7 @@ def parse_facts(output: str, user_text: str) -> list[str]:
             continue
         if not (_ABOUT_USER.search(line) or names & set(_words(line))):
             continue
-        if not _grounded(line, user_text):
+        if not _grounded(line, user_text) or not _names_said(line, user_text):
             continue
         fact = line.rstrip(" .!,;:") + "."
         if fact.lower() not in {f.lower() for f in facts}:

@@ -43,6 +43,14 @@ def test_junk_is_rejected(junk: str) -> None:
     assert parse_facts(junk, SAID) == []
 
 
+def test_a_name_the_user_did_not_say_is_rejected() -> None:
+    """SmolLM2-135M copied the instruction's example when the user told of another sister."""
+    said = "My sister is called Anna."
+    assert parse_facts("The user's sister is called Mei.", said) == []
+    assert parse_facts("The user's sister is called Anna.", said) == [
+        "The user's sister is called Anna."]
+
+
 def test_only_the_good_lines_of_a_mixed_output_survive_and_not_twice() -> None:
     output = ("Sure! Here are the facts:\nThe user's sister is called Mei.\n"
               "What else do you want to know?\nThe user's sister is called Mei.\n"
