@@ -167,6 +167,16 @@ class SettingsDialog(QDialog):
         self.speak_greeting = QCheckBox("Say hello when I pick a persona")
         self.speak_greeting.setChecked(self.settings.speak_greeting)
         form.addRow("Greeting", self.speak_greeting)
+        self.memory_extraction = QComboBox()
+        for label, value in (("Automatic (not with the small built-in model)", None),
+                             ("On", True), ("Off", False)):
+            self.memory_extraction.addItem(label, value)
+        self.memory_extraction.setCurrentIndex(
+            self.memory_extraction.findData(self.settings.memory_extraction))
+        self.memory_extraction.setToolTip(
+            "After each exchange, while nothing is said, the language model notes facts "
+            "you mention about yourself (on this computer); see them under Memories")
+        form.addRow("Note facts about me", self.memory_extraction)
 
     def _models_section(self, layout: QVBoxLayout) -> None:
         form = self._form(layout, "Models and voice")
@@ -236,6 +246,7 @@ class SettingsDialog(QDialog):
             echo_cancellation=self.echo_cancellation.isChecked(),
             smart_turn=self.smart_turn.isChecked(),
             speak_greeting=self.speak_greeting.isChecked(),
+            memory_extraction=self.memory_extraction.currentData(),
             llm_path=self.llm_path.value(),
             **self.llm_choice.values(),
             asr_path=self.asr_path.value(),

@@ -62,3 +62,17 @@ def test_the_window_extracts_a_fact_when_the_setting_allows(
         window.shutdown()
         window.close()
         keeper.close()
+
+
+@pytest.mark.parametrize("setting", [None, True, False])
+def test_the_settings_dialog_shows_and_keeps_the_setting(
+        qtbot: QtBot, setting: bool | None) -> None:
+    from app.ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(Settings(memory_extraction=setting), load_devices=False)
+    qtbot.addWidget(dialog)
+    assert dialog.memory_extraction.currentIndex() == [None, True, False].index(setting)
+    assert dialog.memory_extraction.currentData() is setting
+    assert dialog.collect().memory_extraction is setting
+    dialog.memory_extraction.setCurrentIndex(dialog.memory_extraction.findData(False))
+    assert dialog.collect().memory_extraction is False
