@@ -55,6 +55,13 @@ if ! (cd "$SCRATCH" && "$ROOT/dist/hanasu/hanasu" --self-test) 2>&1 | tee "$LOGS
     fail "frozen self-test"
 fi
 
+step "privacy of the frozen bundle: no network, no stray files (strace)"
+python3 -m tests.privacy.trace -- "$ROOT/dist/hanasu/hanasu" --self-test \
+    > "$LOGS/privacy-frozen.txt" 2>&1 || { cat "$LOGS/privacy-frozen.txt"; fail "frozen privacy"; }
+python3 -m tests.privacy.trace --env QT_QPA_PLATFORM=offscreen --env HANASU_EXIT_WHEN_READY=1 \
+    -- "$ROOT/dist/hanasu/hanasu" > "$LOGS/privacy-frozen-gui.txt" 2>&1 \
+    || { cat "$LOGS/privacy-frozen-gui.txt"; fail "frozen GUI privacy"; }
+
 step "build the .deb"
 rm -f dist/hanasu_*.deb
 deb="$(assets/packaging/deb/build-deb.sh dist/hanasu dist)"
