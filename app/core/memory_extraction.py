@@ -8,9 +8,9 @@ speech or turn cancels within one token, and a reply always goes first.
 
 Small models produce a lot of junk here, so every line is filtered hard
 (``parse_facts``): short statements only, no questions, nothing about the assistant, the
-line must be about the user ("I", "my", "the user", a name the user said) and most of its
-words must be words the user actually said. What survives is stored by the caller, which
-also drops facts it already knows.
+line must be about the user ("I", "my", "the user", a name the user said), at least half
+of its words and every name in it must be the user's own words. What survives is stored
+by the caller, which also drops facts it already knows.
 """
 
 from __future__ import annotations
