@@ -102,6 +102,9 @@ class Listener(Worker):
         resumes it or drops it once the words are known."""
         self._paused_for_voice = False
         self._voice_confirmed = False
+        self._confirmed_over_reply = False
+        """The speech in progress counted as speech while the reply was audible (the turn
+        machine holds the reply); otherwise the reply began while the user was talking."""
         self._since_audible = 1 << 30
         self.muted = False
         self._pending = np.zeros(0, dtype=np.float32)
@@ -213,6 +216,7 @@ class Listener(Worker):
         for event in self.endpointer.feed(frame, probability):
             if isinstance(event, SpeechStarted):
                 self._voice_confirmed = True
+                self._confirmed_over_reply = audible
                 event = SpeechStarted(event.at, event.speech_start, over_assistant=near)
             self.publish(event)
             if isinstance(event, SpeechPaused) and self.turn_detector is not None:
@@ -221,23 +225,29 @@ class Listener(Worker):
 
     def _pause_for_voice(self, now: float) -> None:
         """Pause the reply at a new voice onset; resume it if the voice dies away before it
-        counts as speech (a cough costs a dip). Once it counts, the turn machine decides."""
-        onset = self.endpointer.voiced_ms > 0.0 and not self._voice_confirmed
+        counts as speech (a cough costs a dip). Once it counts over the reply, the turn
+        machine decides whether it plays on."""
+        machine_decides = self._voice_confirmed and self._confirmed_over_reply
         if self._paused_for_voice:
             if not self.endpointer.in_speech:
-                if not self._voice_confirmed:
+                if not machine_decides:
                     self.playback.resume()
                     self.publish(PlaybackResumed(at=now))
                 self._paused_for_voice = False
-                self._voice_confirmed = False
+                self._voice_confirmed = self._confirmed_over_reply = False
             return
         if not self.endpointer.in_speech:
-            self._voice_confirmed = False
-        if (self.pause_on_voice and not self.muted and self.playback.speaking and onset
+            self._voice_confirmed = self._confirmed_over_reply = False
+            return
+        if (self.pause_on_voice and not self.muted and self.playback.speaking
+                and not machine_decides
                 and self.endpointer.voiced_ms >= PAUSE_AFTER_VOICED_MS):
+            # A new onset over the reply, or a reply that began while the user was already
+            # talking (it waits for them; the turn machine reopens or drops it).
             self.playback.pause()
             self._paused_for_voice = True
-            self.publish(PlaybackPaused(at=now, speech_start=self.endpointer.speech_start))
+            if not self._voice_confirmed:
+                self.publish(PlaybackPaused(at=now, speech_start=self.endpointer.speech_start))
 
     def _apply_end_of_turn(self, call: JudgeEndOfTurn) -> None:
         if self.endpointer.pause_at != call.pause_at:

@@ -28,7 +28,7 @@ TRAILING_WORDS = frozenset({
     "the", "a", "an", "my", "your", "its", "our", "their", "every",
     # prepositions that are not also verb particles
     "to", "of", "for", "with", "without", "from", "into", "onto", "at", "by", "about", "as",
-    "via", "like",
+    "via", "like", "between", "among", "toward", "towards", "despite", "unlike",
     # fillers
     "um", "uh", "er", "erm",
 })
@@ -52,12 +52,24 @@ def _words(text: str) -> list[str]:
             for word in text.split()]
 
 
+THAT_INTRODUCES_A_CLAUSE_AFTER = frozenset(
+    {"is", "was", "think", "thinking", "thought", "said", "say", "know", "knew", "believe",
+     "mean", "means", "so", "guess", "hope", "feel", "felt", "sure", "fact", "idea"}
+)
+"""'that' trails after these ("what I was thinking is that", "I know that") but not as an
+object ("I like that")."""
+
+
 def _trails_off(text: str) -> bool:
     words = [w for w in _words(text) if w]
-    if not words or words[-1] not in TRAILING_WORDS:
+    if not words:
         return False
-    return not (words[-1] == "so" and len(words) > 1
-                and words[-2] in SO_ENDS_A_SENTENCE_AFTER)
+    last, before = words[-1], words[-2] if len(words) > 1 else ""
+    if last == "that":
+        return before in THAT_INTRODUCES_A_CLAUSE_AFTER
+    if last not in TRAILING_WORDS:
+        return False
+    return not (last == "so" and before in SO_ENDS_A_SENTENCE_AFTER)
 
 
 def judge_text(text: str) -> TextVerdict:

@@ -216,3 +216,26 @@ def test_echo_residue_over_the_reply_is_not_speech_but_a_voice_over_it_is() -> N
         playback.pull(512)
         listener.handle(MicBlock(residue[start:start + 512]))
     assert [e for e in events if isinstance(e, SpeechStarted)]
+
+
+def test_a_reply_that_starts_while_the_user_talks_waits_for_them() -> None:
+    from app.core.events import SpeechStarted
+
+    events: list[PipelineEvent] = []
+    playback = PlaybackQueue(16_000, events.append)
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
+                        pause_on_voice=True)
+    speech = loud(1.0)
+    for start in range(0, speech.size, 512):
+        if start == 8_192:  # the user has been talking for half a second: a reply begins
+            playback.begin(1, held=False)
+            playback.enqueue(1, np.full(16_000 * 5, 0.2, np.float32), "A reply.")
+        playback.pull(512)
+        listener.handle(MicBlock(speech[start:start + 512]))
+    (started,) = [e for e in events if isinstance(e, SpeechStarted)]
+    assert not started.over_assistant
+    assert playback.paused  # it does not talk over the user
+    for _ in range(0, 16_000, 512):
+        playback.pull(512)
+        listener.handle(MicBlock(quiet(0.032)))
+    assert not playback.paused  # nobody dropped it: it plays once the user is done

@@ -12,6 +12,7 @@ V = TextVerdict
 @pytest.mark.parametrize("text", [
     "Why is the sky blue?", "What time zone is Tokyo in?", "Can you help me?",
     "Do you know what time it is?", "Tell me a joke.", "I think so.", "Turn it on.",
+    "I like that.",
     "I know what it is.", "Thanks!", "What is this about?",
     "\u6771\u4eac\u306f\u3069\u3053\u3067\u3059\u304b\uff1f",
 ])
@@ -23,6 +24,7 @@ def test_finished_requests(text: str) -> None:
     "I would like to go to the", "I would like to go to the.", "So what I was thinking is,",
     "Can you tell me about the...", "Yesterday I went to the store because",
     "Tell me about my", "I need milk and.", "and so", "I was going to…", "Um.",
+    "So what I was thinking is that.", "What is the difference between.",
 ])
 def test_requests_that_trail_off(text: str) -> None:
     assert judge_text(text) is V.UNFINISHED
