@@ -14,7 +14,7 @@ from typing import Any, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from app.models.errors import ModelError
-from app.models.paths import bundle_root, repo_root
+from app.paths import frozen_bundle_dir, repo_root
 from app.storage.safe_read import MIB, UserFileError, load_toml
 
 log = logging.getLogger(__name__)
@@ -149,7 +149,7 @@ def default_manifest_path() -> Path:
 def manifest_candidates() -> list[Path]:
     """Where the manifest may be, first match wins: checkout, frozen bundle, built-in copy."""
     paths = [repo_root() / "models" / "manifest.toml"]
-    bundle = bundle_root()
+    bundle = frozen_bundle_dir()
     if bundle is not None:
         paths.append(bundle / "models" / "manifest.toml")
     paths.append(default_manifest_path())

@@ -1,30 +1,16 @@
 """Where model files live: the repo's models/ folder, the user's data folder, installed packages.
 
-Kept apart from resolution so tests and the UI can point each location somewhere else.
+Kept apart from resolution so tests and the UI can point each location somewhere else. The
+app-wide folders (repo, frozen bundle, user data) come from app.paths, their one owner.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
 import sys
 from pathlib import Path
 
-import platformdirs
-
-APP_NAME = "hanasu"
-DATA_DIR_ENV = "HANASU_DATA_DIR"
-
-
-def repo_root() -> Path:
-    """The source checkout's root (two levels above this package)."""
-    return Path(__file__).resolve().parents[2]
-
-
-def bundle_root() -> Path | None:
-    """PyInstaller's unpack folder when frozen, else None."""
-    meipass = getattr(sys, "_MEIPASS", None)
-    return Path(meipass) if meipass else None
+from app.paths import frozen_bundle_dir, repo_root, user_data_dir
 
 
 def repo_models_dir() -> Path | None:
@@ -36,19 +22,11 @@ def repo_models_dir() -> Path | None:
     checkout = repo_root() / "models"
     if (checkout / "manifest.toml").is_file():
         return checkout
-    if bundle_root() is not None:
+    if frozen_bundle_dir() is not None:
         beside_exe = Path(sys.executable).resolve().parent / "models"
         if beside_exe.is_dir():
             return beside_exe
     return None
-
-
-def user_data_dir() -> Path:
-    """The per-user data folder; HANASU_DATA_DIR overrides it (tests, portable installs)."""
-    override = os.environ.get(DATA_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    return platformdirs.user_data_path(APP_NAME)
 
 
 def user_models_dir() -> Path:

@@ -14,8 +14,8 @@ from app.models.catalog import (
     parse_catalog,
 )
 from app.models.errors import ModelError
-from app.models.paths import repo_root
 from app.models.resolve import resolve
+from app.paths import repo_root
 
 
 def test_default_manifest_is_identical_to_the_tracked_one() -> None:
