@@ -17,8 +17,6 @@ import codecs
 import importlib.util
 import logging
 import os
-import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -27,6 +25,7 @@ from typing import Any
 
 from app.adapters.errors import EngineLoadError, first_line
 from app.core.ports import ChatMessage, PromptStats
+from app.gpu import first_gpu
 
 log = logging.getLogger(__name__)
 
@@ -60,20 +59,8 @@ def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 def free_vram_bytes() -> int | None:
     """Free memory of the first NVIDIA GPU, or None when it cannot be read cheaply."""
-    smi = shutil.which("nvidia-smi")
-    if smi is None:
-        return None
-    try:
-        out = subprocess.run(
-            [smi, "--query-gpu=memory.free", "--format=csv,noheader,nounits"],
-            capture_output=True,
-            text=True,
-            timeout=3,
-            check=True,
-        ).stdout
-        return int(out.strip().splitlines()[0]) * 1024 * 1024
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-        return None
+    gpu = first_gpu()
+    return gpu.free_bytes if gpu is not None else None
 
 
 def _check_gguf(path: Path) -> None:

@@ -33,6 +33,7 @@ from app.core.pipeline import Engines, PipelineConfig
 from app.core.ports import PIPELINE_SAMPLE_RATE, ChatMessage, LanguageModel, PromptStats
 from app.core.sentences import speakable_text
 from app.engines import build_turn_detector
+from app.gpu import nvidia_gpus
 from app.personas import Persona
 
 QUESTIONS = [
@@ -232,15 +233,7 @@ def summary(values: list[float]) -> dict[str, float]:
 
 
 def machine_name() -> str:
-    gpu = "no GPU"
-    if shutil.which("nvidia-smi"):
-        out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        gpu = out.stdout.strip() or gpu
+    gpu = ", ".join(g.name for g in nvidia_gpus()) or "no GPU"
     return f"{platform.machine()} {os.cpu_count()} CPUs, {gpu}, Python {platform.python_version()}"
 
 

@@ -22,8 +22,6 @@ import json
 import os
 import platform
 import resource
-import shutil
-import subprocess
 import time
 from pathlib import Path
 from typing import Any
@@ -31,6 +29,7 @@ from typing import Any
 import platformdirs
 
 from app.cli import gemma4_gguf
+from app.gpu import first_gpu
 
 QUALITY_NOTE = (
     "random weights: these numbers say nothing about answer quality, only about speed "
@@ -71,19 +70,8 @@ def model_path(args: argparse.Namespace) -> tuple[Path, gemma4_gguf.Gemma4Shapes
 
 def gpu_memory_mib() -> float | None:
     """GPU memory in use now (all processes), or None without nvidia-smi."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return None
-    out = subprocess.run(
-        [exe, "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    try:
-        return float(out.stdout.split()[0])
-    except (IndexError, ValueError):
-        return None
+    gpu = first_gpu()
+    return gpu.used_bytes / 2**20 if gpu is not None and gpu.used_bytes is not None else None
 
 
 def rss_mib() -> float:

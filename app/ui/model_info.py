@@ -1,14 +1,13 @@
 """What the model manager shows, gathered off the GUI thread (file checks, GPU probe).
 
-GPU memory is read with ``nvidia-smi`` when present; there is no GPU probe in app.models yet.
+GPU memory comes from app.gpu, the app's one GPU probe (``nvidia-smi`` when present).
 """
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from dataclasses import dataclass
 
+from app.gpu import Gpu, first_gpu
 from app.models.catalog import ROLES, ModelEntry, Role, load_catalog
 from app.models.errors import ModelError
 from app.models.resolve import resolve
@@ -17,12 +16,6 @@ from app.models.units import human
 
 LLM_OVERHEAD_BYTES = 1_500_000_000
 """KV cache and compute buffers on top of the weights, for a few-thousand-token context."""
-
-
-@dataclass(frozen=True)
-class Gpu:
-    name: str
-    memory_bytes: int
 
 
 @dataclass(frozen=True)
@@ -40,22 +33,6 @@ class RoleInfo:
 class ModelsReport:
     roles: list[RoleInfo]
     gpu: Gpu | None
-
-
-def detect_gpu() -> Gpu | None:
-    """The first NVIDIA GPU and its memory, or None (no driver, no GPU, or not NVIDIA)."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return None
-    try:
-        out = subprocess.run(
-            [exe, "--query-gpu=name,memory.total", "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=5, check=True,
-        ).stdout
-        name, mib = out.splitlines()[0].rsplit(",", 1)
-        return Gpu(name.strip(), int(float(mib)) * 1024 * 1024)
-    except (OSError, subprocess.SubprocessError, ValueError, IndexError):
-        return None
 
 
 def fits_gpu(entry: ModelEntry, gpu: Gpu | None) -> str:
@@ -82,4 +59,4 @@ def gather(_report: object = None) -> ModelsReport:
             continue
         status = entry_status(entries[0])
         roles.append(RoleInfo(role, used, entries[0], status.state, status.detail))
-    return ModelsReport(roles, detect_gpu())
+    return ModelsReport(roles, first_gpu())
