@@ -1,9 +1,15 @@
 """Errors the adapters raise for user-fixable problems (missing or corrupt model files).
 
-The app shows ``str(error)`` as one line; no traceback is needed for these.
+The app shows ``str(error)`` as one line; no traceback is needed for these. ``first_line``
+lives in app.errors (storage words its errors with it too) and is re-exported here for the
+adapters.
 """
 
 from __future__ import annotations
+
+from app.errors import first_line
+
+__all__ = ["EngineLoadError", "first_line"]
 
 
 class EngineLoadError(RuntimeError):
@@ -16,8 +22,3 @@ class EngineLoadError(RuntimeError):
     def __str__(self) -> str:
         return self.message
 
-
-def first_line(exc: BaseException) -> str:
-    """A library exception as one line for the user (its first line, or its type)."""
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__

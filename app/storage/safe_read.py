@@ -22,6 +22,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
+from app.errors import first_line
+
 KIB = 1024
 MIB = 1024 * KIB
 DEFAULT_MAX_BYTES = 1 * MIB
@@ -66,7 +68,7 @@ def parse_json(text: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> Any:
     except RecursionError as exc:  # the scan should have caught it; never let it escape
         raise UserFileError(f"it is nested more than {max_depth} levels deep") from exc
     except ValueError as exc:
-        raise UserFileError(f"it is not valid JSON ({_first_line(exc)})") from exc
+        raise UserFileError(f"it is not valid JSON ({first_line(exc)})") from exc
     check_depth(value, max_depth)
     return value
 
@@ -79,7 +81,7 @@ def parse_toml(text: str, *, max_depth: int = DEFAULT_MAX_DEPTH) -> dict[str, An
     except RecursionError as exc:
         raise UserFileError(f"it is nested more than {max_depth} levels deep") from exc
     except tomllib.TOMLDecodeError as exc:
-        raise UserFileError(f"it is not valid TOML ({_first_line(exc)})") from exc
+        raise UserFileError(f"it is not valid TOML ({first_line(exc)})") from exc
     check_depth(value, max_depth)
     return value
 
@@ -190,11 +192,6 @@ def check_depth(value: Any, max_depth: int) -> None:
         if depth > max_depth:
             raise UserFileError(f"it is nested more than {max_depth} levels deep")
         stack.extend((child, depth + 1) for child in children)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc)
-    return text.splitlines()[0] if text else type(exc).__name__
 
 
 def _size(n: int) -> str:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from app.errors import first_line
 from app.paths import user_config_dir
 from app.storage.safe_read import UnreadableFileError, UserFileError, parse_json, read_text
 
@@ -199,7 +200,7 @@ def _one_line(exc: BaseException) -> str:
         first = exc.errors()[0]
         where = ".".join(str(part) for part in first["loc"]) or "settings"
         return f"{where}: {first['msg']}"
-    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return first_line(exc)
 
 
 # ---- mapping onto the parts of the app that consume settings -------------------------
