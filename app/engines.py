@@ -26,6 +26,7 @@ from app.core.ports import (
 
 if TYPE_CHECKING:
     from app.models.resolve import ResolvedModel
+    from app.storage.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +49,30 @@ class EngineChoice:
     llm_api_key: str | None = field(default=None, repr=False)
     tts_voice: str | None = None
     tts_speed: float = 1.0
+
+    @classmethod
+    def from_settings(cls, settings: Settings, fake: bool = False) -> EngineChoice:
+        """The engines the user's settings ask for; unset paths mean "resolve the best model".
+
+        Lives here, not in app.storage, so storage never imports the composition root.
+        """
+
+        def as_path(value: str | None) -> Path | None:
+            return Path(value).expanduser() if value else None
+
+        server = settings.llm_backend == "server"
+        return cls(
+            fake=fake,
+            llm=as_path(settings.llm_path),
+            asr=as_path(settings.asr_path),
+            tts=as_path(settings.tts_path),
+            n_gpu_layers=settings.n_gpu_layers,
+            llm_url=(settings.llm_server_url or "") if server else None,
+            llm_model=settings.llm_server_model,
+            llm_api_key=settings.llm_api_key,
+            tts_voice=settings.tts_voice,
+            tts_speed=settings.tts_speed,
+        )
 
 
 def _note(progress: Progress | None, message: str) -> None:

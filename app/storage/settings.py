@@ -26,7 +26,6 @@ from app.storage.safe_read import UnreadableFileError, UserFileError, parse_json
 if TYPE_CHECKING:
     from app.core.endpointing import EndpointConfig
     from app.core.pipeline import PipelineConfig
-    from app.engines import EngineChoice
 
 log = logging.getLogger(__name__)
 
@@ -226,23 +225,3 @@ def pipeline_config(settings: Settings) -> PipelineConfig:
 
     return PipelineConfig(endpoint=endpoint_config(settings), barge_in=settings.barge_in)
 
-
-def engine_choice(settings: Settings, fake: bool = False) -> EngineChoice:
-    """Which engines to build; unset paths mean "resolve the best available model"."""
-    from app.engines import EngineChoice
-
-    def as_path(value: str | None) -> Path | None:
-        return Path(value).expanduser() if value else None
-
-    return EngineChoice(
-        fake=fake,
-        llm=as_path(settings.llm_path),
-        asr=as_path(settings.asr_path),
-        tts=as_path(settings.tts_path),
-        n_gpu_layers=settings.n_gpu_layers,
-        llm_url=(settings.llm_server_url or "") if settings.llm_backend == "server" else None,
-        llm_model=settings.llm_server_model,
-        llm_api_key=settings.llm_api_key,
-        tts_voice=settings.tts_voice,
-        tts_speed=settings.tts_speed,
-    )

@@ -18,6 +18,7 @@ from app.adapters.errors import EngineLoadError
 from app.core.events import StageFailed
 from app.core.pipeline import Engines, VoicePipeline
 from app.engines import (
+    EngineChoice,
     build_echo_canceller,
     build_engines,
     build_turn_detector,
@@ -25,7 +26,7 @@ from app.engines import (
 )
 from app.personas.model import Persona
 from app.storage.keeper import Keeper
-from app.storage.settings import Settings, engine_choice, pipeline_config
+from app.storage.settings import Settings, pipeline_config
 from app.ui.tasks import BackgroundTask, Report
 
 log = logging.getLogger(__name__)
@@ -120,7 +121,7 @@ class Session(QObject):
     # ---- background thread -----------------------------------------------------------
 
     def _build(self, settings: Settings, persona: Persona, report: Report) -> Running:
-        choice = engine_choice(settings, fake=self._fake)
+        choice = EngineChoice.from_settings(settings, fake=self._fake)
         if settings.tts_voice is None:
             from dataclasses import replace
 

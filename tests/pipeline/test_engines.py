@@ -1,4 +1,5 @@
-"""Engine selection: the eSpeak fallback voice when the found voice cannot load."""
+"""Engine selection: the choice the settings make, the eSpeak fallback voice when the found
+voice cannot load."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 from app.adapters.errors import EngineLoadError
 from app.engines import EngineChoice, build_engines
 from app.models.errors import ModelError
+from app.storage.settings import Settings
 
 
 @pytest.mark.slow
@@ -33,3 +35,25 @@ def test_an_explicit_voice_that_cannot_load_is_an_error(tmp_path: Path) -> None:
     missing = tmp_path / "voice.onnx"
     with pytest.raises((EngineLoadError, ModelError), match=r"voice\.onnx"):
         build_engines(EngineChoice(tts=missing))
+
+
+def test_engine_choice_from_settings() -> None:
+    choice = EngineChoice.from_settings(
+        Settings(llm_path="~/m/llm.gguf", tts_path="/m/voice.onnx", n_gpu_layers=20,
+                 tts_voice="af_sky", tts_speed=1.5),
+    )
+    assert choice.fake is False
+    assert choice.llm == Path("~/m/llm.gguf").expanduser()
+    assert choice.asr is None
+    assert choice.tts == Path("/m/voice.onnx")
+    assert (choice.n_gpu_layers, choice.tts_voice, choice.tts_speed) == (20, "af_sky", 1.5)
+    assert choice.llm_url is None
+    assert EngineChoice.from_settings(Settings(), fake=True) == EngineChoice(fake=True)
+
+
+def test_engine_choice_uses_the_server_only_when_chosen() -> None:
+    server = {"llm_server_url": "http://127.0.0.1:8080/v1", "llm_server_model": "m"}
+    chosen = EngineChoice.from_settings(Settings(llm_backend="server", **server))
+    assert (chosen.llm_url, chosen.llm_model) == ("http://127.0.0.1:8080/v1", "m")
+    assert EngineChoice.from_settings(Settings(llm_backend="server")).llm_url == ""
+    assert EngineChoice.from_settings(Settings(**server)).llm_url is None

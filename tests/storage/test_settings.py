@@ -12,13 +12,11 @@ import pytest
 from pydantic import ValidationError
 
 from app.core.endpointing import EndpointConfig
-from app.engines import EngineChoice
 from app.storage.settings import (
     CURRENT_VERSION,
     Settings,
     SettingsError,
     endpoint_config,
-    engine_choice,
     load_settings,
     migrate,
     pipeline_config,
@@ -179,17 +177,3 @@ def test_endpoint_config_mapping() -> None:
 def test_pipeline_config_carries_barge_in() -> None:
     assert pipeline_config(Settings(barge_in=False)).barge_in is False
     assert pipeline_config(Settings()).endpoint == EndpointConfig()
-
-
-def test_engine_choice_mapping() -> None:
-    choice = engine_choice(
-        Settings(llm_path="~/m/llm.gguf", tts_path="/m/voice.onnx", n_gpu_layers=20,
-                 tts_voice="af_sky", tts_speed=1.5),
-        fake=False,
-    )
-    assert isinstance(choice, EngineChoice)
-    assert choice.llm == Path("~/m/llm.gguf").expanduser()
-    assert choice.asr is None
-    assert choice.tts == Path("/m/voice.onnx")
-    assert (choice.n_gpu_layers, choice.tts_voice, choice.tts_speed) == (20, "af_sky", 1.5)
-    assert engine_choice(Settings(), fake=True) == EngineChoice(fake=True)
