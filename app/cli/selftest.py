@@ -26,6 +26,7 @@ import numpy as np
 from app.core.events import FloatAudio
 from app.core.pipeline import Engines
 from app.core.ports import PIPELINE_SAMPLE_RATE, ChatMessage
+from app.errors import first_line
 
 Status = Literal["OK", "WARN", "FAIL", "SKIP"]
 
@@ -90,9 +91,11 @@ def format_check(check: Check) -> str:
 
 
 def _one_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    text = lines[0] if lines else ""
-    return f"{type(exc).__name__}: {text}" if not isinstance(exc, CheckFailed) else text
+    """A failed check's own message, else the exception's type and first line."""
+    text = first_line(exc)
+    if isinstance(exc, CheckFailed) or text == type(exc).__name__:
+        return text
+    return f"{type(exc).__name__}: {text}"
 
 
 def _peak(audio: FloatAudio) -> float:

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.errors import first_line
 from app.storage.settings import Settings
 from app.ui.tasks import BackgroundTask, Report
 
@@ -142,7 +143,6 @@ class LlmChoice(QWidget):
         self.test_button.setEnabled(True)
         self.status.setText(describe(info))
 
-    def _test_failed(self, error: object) -> None:
+    def _test_failed(self, error: BaseException) -> None:
         self.test_button.setEnabled(True)
-        text = str(error).strip().splitlines()
-        self.status.setText(f"Failed: {text[0] if text else type(error).__name__}")
+        self.status.setText(f"Failed: {first_line(error)}")
