@@ -81,8 +81,23 @@ def _note(progress: Progress | None, message: str) -> None:
         progress(message)
 
 
-def build_engines(choice: EngineChoice, progress: Progress | None = None) -> Engines:
-    """Load every engine; raises EngineLoadError / ModelError with a one-line message."""
+def build_engines(
+    choice: EngineChoice,
+    progress: Progress | None = None,
+    on_loading: Callable[[str], None] | None = None,
+) -> Engines:
+    """Load every engine; raises EngineLoadError / ModelError with a one-line message.
+
+    ``progress`` gets sentences for the user; ``on_loading`` gets the role ("vad", "asr",
+    "llm", "tts") as each starts loading, so callers that time the loads (the self-test)
+    read that, never the wording of the sentences.
+    """
+
+    def loading(role: str, message: str) -> None:
+        if on_loading is not None:
+            on_loading(role)
+        _note(progress, message)
+
     if choice.fake:
         from app.adapters.fakes import (
             FakeLanguageModel,
@@ -100,13 +115,13 @@ def build_engines(choice: EngineChoice, progress: Progress | None = None) -> Eng
     from app.models.resolve import resolve
 
     started = time.perf_counter()
-    _note(progress, "Loading voice activity detector")
+    loading("vad", "Loading voice activity detector")
     vad_model = resolve("vad")
     vad = _repairable(vad_model, lambda: SileroVad(vad_model.path))
-    _note(progress, "Loading speech recognizer")
+    loading("asr", "Loading speech recognizer")
     asr_model = resolve("asr", explicit=choice.asr)
     asr = _repairable(asr_model, lambda: WhisperRecognizer(asr_model.path))
-    _note(progress, "Loading language model")
+    loading("llm", "Loading language model")
     llm: LanguageModel
     if choice.llm_url is not None:
         llm = _server_llm(choice)
@@ -115,7 +130,7 @@ def build_engines(choice: EngineChoice, progress: Progress | None = None) -> Eng
         llm = _repairable(
             llm_model, lambda: LlamaLanguageModel(llm_model.path, n_gpu_layers=choice.n_gpu_layers)
         )
-    _note(progress, "Loading voice")
+    loading("tts", "Loading voice")
     tts, notices = _voice(choice, progress)
     _note(progress, f"Engines ready in {time.perf_counter() - started:.1f} s")
     return Engines(vad=vad, asr=asr, llm=llm, tts=tts, notices=notices)

@@ -37,14 +37,6 @@ MAX_REPLY_PIECES = 40
 SILENCE_PEAK = 0.01
 """A synthesized clip whose peak stays below this is treated as silence."""
 ROLES = ("vad", "asr", "llm", "tts")
-_LOADING_PREFIXES = {
-    "Loading voice activity": "vad",
-    "Loading speech recognizer": "asr",
-    "Loading language model": "llm",
-    "Loading voice": "tts",
-}
-
-
 class CheckFailed(Exception):
     """Raised inside a check to turn it into a FAIL line with this message."""
 
@@ -160,19 +152,17 @@ def resolve_models(report: Report) -> dict[str, str]:
 
 
 def load_engines(report: Report, where: dict[str, str]) -> Engines | None:
-    """build_engines() exactly as the app calls it, timed per engine from its progress notes."""
+    """build_engines() exactly as the app calls it, each engine timed from when it starts
+    loading (build_engines' on_loading hook) to when the next one starts."""
     from app.engines import EngineChoice, build_engines
 
     marks: list[tuple[str, float]] = []
 
-    def progress(message: str) -> None:
-        for prefix, role in _LOADING_PREFIXES.items():
-            if message.startswith(prefix):
-                marks.append((role, time.perf_counter()))
-                return
+    def loading(role: str) -> None:
+        marks.append((role, time.perf_counter()))
 
     try:
-        engines = build_engines(EngineChoice(), progress=progress)
+        engines = build_engines(EngineChoice(), on_loading=loading)
     except Exception as exc:
         failed = marks[-1][0] if marks else "engines"
         for (role, at), (_, until) in itertools.pairwise(marks):

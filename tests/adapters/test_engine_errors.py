@@ -229,7 +229,7 @@ def test_self_test_shows_each_notice_as_a_warning(monkeypatch: pytest.MonkeyPatc
 
     notice = "Kokoro voice could not load (bad file): speaking with eSpeak instead"
 
-    def build(choice: object, progress: object = None) -> Engines:
+    def build(choice: object, progress: object = None, on_loading: object = None) -> Engines:
         return Engines(
             FakeVoiceActivity(), FakeRecognizer(), FakeLanguageModel(), FakeSynthesizer(),
             notices=(notice,),

@@ -57,3 +57,20 @@ def test_engine_choice_uses_the_server_only_when_chosen() -> None:
     assert (chosen.llm_url, chosen.llm_model) == ("http://127.0.0.1:8080/v1", "m")
     assert EngineChoice.from_settings(Settings(llm_backend="server")).llm_url == ""
     assert EngineChoice.from_settings(Settings(**server)).llm_url is None
+
+
+def test_build_engines_names_each_role_as_it_starts_loading(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from app.adapters import fakes, llama_llm, silero_vad, whisper_asr
+
+    def broken_llm(*args: object, **kwargs: object) -> None:
+        raise EngineLoadError("llm file is corrupt")
+
+    monkeypatch.setattr(silero_vad, "SileroVad", lambda path: fakes.FakeVoiceActivity())
+    monkeypatch.setattr(whisper_asr, "WhisperRecognizer", lambda path: fakes.FakeRecognizer())
+    monkeypatch.setattr(llama_llm, "LlamaLanguageModel", broken_llm)
+    roles: list[str] = []
+    with pytest.raises(EngineLoadError, match="llm file is corrupt"):
+        build_engines(EngineChoice(), on_loading=roles.append)
+    assert roles == ["vad", "asr", "llm"]
