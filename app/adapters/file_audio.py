@@ -143,7 +143,7 @@ class FileMicrophone:
                 chunk = np.concatenate([chunk, silence[: self.block - chunk.size]])
             if self.room is not None:
                 chunk = chunk + self.room.echo(start, self.block)
-            push(chunk)
+            push(chunk, due)  # the file is the microphone: its timeline is the clock
             index += 1
 
     def stop(self) -> None:
@@ -178,7 +178,7 @@ class FileSpeaker:
             (self.clock.now() + self.tick_s) * self.sample_rate
         )  # one block ahead, as a device buffer
         if due > self._written:
-            block = pull(due - self._written)
+            block = pull(due - self._written, self._written / self.sample_rate)
             if due > self._track.size:
                 grown = np.zeros(max(due, 2 * self._track.size), dtype=np.float32)
                 grown[: self._written] = self._track[: self._written]

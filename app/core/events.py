@@ -49,6 +49,9 @@ class SpeechPaused:
     speech_start: float
     speech_end: float
     audio: FloatAudio = field(repr=False)
+    audio_end: float | None = None
+    """Where ``audio`` ends on the listener's sample stream (seconds): joining utterances
+    and naming the pause need sample accuracy, not the mapped time (None: ``at``)."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,8 @@ class UtteranceEnded:
     speech_start: float
     speech_end: float
     audio: FloatAudio = field(repr=False)
+    audio_end: float | None = None
+    """As ``SpeechPaused.audio_end``."""
 
 
 # ---- turn work ---------------------------------------------------------------------

@@ -8,7 +8,7 @@ keeps the canceller's reference and capture streams in the order they happened.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -17,10 +17,13 @@ from app.core.events import (
     EndOfTurnScore,
     FloatAudio,
     InputLevel,
+    PipelineEvent,
     PlaybackPaused,
     PlaybackResumed,
     SpeechPaused,
+    SpeechResumed,
     SpeechStarted,
+    UtteranceEnded,
 )
 from app.core.playback import PlaybackQueue
 from app.core.ports import PIPELINE_SAMPLE_RATE, EchoCanceller, TurnDetector, VoiceActivity
@@ -33,6 +36,9 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class MicBlock:
     samples: FloatAudio
+    captured_at: float | None = None
+    """When the block's last sample was captured, on the pipeline clock (None: the
+    listener's own sample count is the clock, as in tests that call it directly)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +68,8 @@ ECHO_RESIDUE_RATIO = 0.15
 """While the assistant is audible, a frame the echo canceller took more than ~16 dB out of
 (its output under this share of the microphone's level) is its echo's residue, not the
 user: measured, echo-only frames keep 1-2 % of the level, a voice over it 30-150 %."""
+CLOCK_REANCHOR_S = 0.1
+"""A microphone block this much later than the stream predicts re-anchors the mapping."""
 ECHO_TAIL_S = 0.5
 """After the speaker goes quiet its echo can still reach the microphone this long."""
 
@@ -113,6 +121,13 @@ class Listener(Worker):
         """The unprocessed capture, delayed like the canceller's output, frame for frame."""
         self.echo_residue_frames = 0
         self._samples = 0
+        self._clock_offset: float | None = None
+        """Pipeline clock minus the listener's stream time: where the microphone's samples
+        are mapped onto the one clock every event is stamped with."""
+        self._output_delay_s = (
+            int(getattr(echo, "output_delay_samples", 0)) / PIPELINE_SAMPLE_RATE
+            if echo is not None else 0.0
+        )
         self._level_every = int(level_interval_s * endpointer.config.sample_rate)
         self._since_level = 0
         self.nonfinite_samples = 0
@@ -124,6 +139,7 @@ class Listener(Worker):
     def handle(self, item: object) -> None:
         match item:
             case MicBlock():
+                self._map_clock(item)
                 self._captured(item.samples)
             case PlayedBlock():
                 if self.echo is not None:
@@ -187,6 +203,41 @@ class Listener(Worker):
         if self._nonfinite_stretch:  # a stretch still open when the input ended
             self._log_nonfinite()
 
+    def _map_clock(self, block: MicBlock) -> None:
+        """Map the stream onto the pipeline clock once per block. Callbacks run a little
+        after the capture, so the earliest mapping is the truest; a jump of over 0.1 s
+        (a device reopened, a long stall) re-anchors it."""
+        if block.captured_at is None:
+            return
+        stream_end = (self._received + block.samples.size) / PIPELINE_SAMPLE_RATE
+        # the canceller's output (what the endpointer counts) runs behind the capture
+        offset = block.captured_at - stream_end - self._output_delay_s
+        known = self._clock_offset
+        if known is None or offset < known or offset - known > CLOCK_REANCHOR_S:
+            self._clock_offset = offset
+
+    def clock_time(self, stream_s: float) -> float:
+        """A time on the listener's sample stream, on the pipeline clock."""
+        return stream_s + (self._clock_offset or 0.0)
+
+    def _stamp(self, event: PipelineEvent) -> PipelineEvent:
+        """The endpointer counts samples; every event leaves on the pipeline clock."""
+        if self._clock_offset is None:
+            return event
+        match event:
+            case SpeechPaused() | UtteranceEnded():
+                return replace(event, at=self.clock_time(event.at),
+                               speech_start=self.clock_time(event.speech_start),
+                               speech_end=self.clock_time(event.speech_end),
+                               audio_end=event.at if event.audio_end is None else event.audio_end)
+            case SpeechStarted():
+                return replace(event, at=self.clock_time(event.at),
+                               speech_start=self.clock_time(event.speech_start))
+            case SpeechResumed():
+                return replace(event, at=self.clock_time(event.at))
+            case _:
+                return event
+
     def _echo_residue(self, frame: FloatAudio, raw: FloatAudio | None, near: bool) -> bool:
         """The canceller removed most of this frame: what is left is the assistant's echo."""
         if raw is None or not near or raw.size != frame.size:
@@ -204,7 +255,7 @@ class Listener(Worker):
         if self._since_level >= self._level_every:
             self._since_level = 0
             level = 0.0 if self.muted else float(np.sqrt(np.mean(np.square(frame))))
-            self.publish(InputLevel(level=level, at=self._samples / rate))
+            self.publish(InputLevel(level=level, at=self.clock_time(self._samples / rate)))
         probability = 0.0 if self.muted else self.vad.probability(frame)
         audible = self.playback.speaking or self.playback.paused
         self._since_audible = 0 if self.playback.speaking else self._since_audible + frame.size
@@ -213,15 +264,16 @@ class Listener(Worker):
             self.echo_residue_frames += 1
             probability = 0.0
         self.endpointer.assistant_speaking = audible
-        for event in self.endpointer.feed(frame, probability):
-            if isinstance(event, SpeechStarted):
+        for found in self.endpointer.feed(frame, probability):
+            if isinstance(found, SpeechStarted):
                 self._voice_confirmed = True
                 self._confirmed_over_reply = audible
-                event = SpeechStarted(event.at, event.speech_start, over_assistant=near)
+                found = SpeechStarted(found.at, found.speech_start, over_assistant=near)
+            event = self._stamp(found)
             self.publish(event)
             if isinstance(event, SpeechPaused) and self.turn_detector is not None:
                 self._judge_pause(event)
-        self._pause_for_voice(self._samples / rate)
+        self._pause_for_voice(self.clock_time(self._samples / rate))
 
     def _pause_for_voice(self, now: float) -> None:
         """Pause the reply at a new voice onset; resume it if the voice dies away before it
@@ -247,7 +299,8 @@ class Listener(Worker):
             self.playback.pause()
             self._paused_for_voice = True
             if not self._voice_confirmed:
-                self.publish(PlaybackPaused(at=now, speech_start=self.endpointer.speech_start))
+                self.publish(PlaybackPaused(
+                    at=now, speech_start=self.clock_time(self.endpointer.speech_start)))
 
     def _apply_end_of_turn(self, call: JudgeEndOfTurn) -> None:
         if self.endpointer.pause_at != call.pause_at:
@@ -255,7 +308,7 @@ class Listener(Worker):
         if call.end_now:
             ended = self.endpointer.end_now()
             if ended is not None:
-                self.publish(ended)
+                self.publish(self._stamp(ended))
         else:
             self.endpointer.wait_longer()
 
@@ -273,6 +326,6 @@ class Listener(Worker):
         if probability >= self.complete_threshold:
             ended = self.endpointer.end_now()
             if ended is not None:
-                self.publish(ended)
+                self.publish(self._stamp(ended))
         else:
             self.endpointer.wait_longer()

@@ -219,14 +219,20 @@ class VoicePipeline:
 
     # ---- audio device callbacks (never block) ---------------------------------------
 
-    def push_audio(self, samples: FloatAudio) -> None:
+    def push_audio(self, samples: FloatAudio, captured_at: float | None = None) -> None:
+        """A captured block; ``captured_at`` (its last sample, on ``self.clock``) defaults
+        to now: the listener maps the microphone's samples onto the one clock from it."""
         if self.listener.inbox.qsize() >= self.config.mic_queue_blocks:
             self.dropped_mic_blocks += 1
             return
-        self.listener.inbox.put_nowait(MicBlock(samples.copy()))
+        at = self.clock.now() if captured_at is None else captured_at
+        self.listener.inbox.put_nowait(MicBlock(samples.copy(), at))
 
-    def pull_audio(self, frames: int) -> FloatAudio:
-        played = self.playback.pull(frames)
+    def pull_audio(self, frames: int, plays_at: float | None = None) -> FloatAudio:
+        """The next block for the speaker; ``plays_at`` (its first sample, on
+        ``self.clock``) defaults to now: playback events are stamped on the one clock."""
+        at = self.clock.now() if plays_at is None else plays_at
+        played = self.playback.pull(frames, at)
         if self.echo is not None and self.playback.speaking:  # the canceller pads silence
             self.listener.inbox.put_nowait(PlayedBlock(played, self.playback.sample_rate))
         return played

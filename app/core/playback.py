@@ -60,6 +60,9 @@ class PlaybackQueue:
         self._turns: dict[int, _TurnAudio] = {}
         self._order: deque[int] = deque()
         self._position = 0
+        self._clock_offset = 0.0
+        """Pipeline clock minus the speaker's own position, from the last ``pull`` that said
+        when its block plays: every playback event is stamped on the one clock."""
         self._level_every = max(1, int(level_interval_s * sample_rate))
         self._since_level = 0
         self._last_level = 0.0
@@ -139,10 +142,17 @@ class PlaybackQueue:
 
     # ---- consumer side (audio callback) ---------------------------------------------
 
-    def pull(self, frames: int) -> FloatAudio:
+    def _clock(self, position: int) -> float:
+        return position / self.sample_rate + self._clock_offset
+
+    def pull(self, frames: int, plays_at: float | None = None) -> FloatAudio:
+        """The next ``frames`` samples; ``plays_at`` is when the first of them will be
+        heard, on the pipeline clock (None: the speaker's position is the clock)."""
         out = np.zeros(frames, dtype=np.float32)
         events: list[PipelineEvent] = []
         with self._lock:
+            if plays_at is not None:
+                self._clock_offset = plays_at - self._position / self.sample_rate
             filled = 0
             while filled < frames and self._order and not self.paused:
                 turn_id = self._order[0]
@@ -154,7 +164,7 @@ class PlaybackQueue:
                     break
                 if not turn.started:
                     turn.started = True
-                    start_at = (self._position + filled) / self.sample_rate
+                    start_at = self._clock(self._position + filled)
                     events.append(PlaybackStarted(turn_id=turn_id, at=start_at))
                 segment = turn.segments[0]
                 take = min(frames - filled, segment.samples.size - segment.played)
@@ -174,7 +184,7 @@ class PlaybackQueue:
                 self._since_level = 0
                 level = float(np.sqrt(np.mean(np.square(out)))) if filled else 0.0
                 if level > 0.0 or self._last_level > 0.0:  # silence is reported once
-                    events.append(PlaybackLevel(level=level, at=self._position / self.sample_rate))
+                    events.append(PlaybackLevel(level=level, at=self._clock(self._position)))
                 self._last_level = level
         for event in events:
             self._publish(event)
@@ -188,6 +198,6 @@ class PlaybackQueue:
             turn_id=turn_id,
             heard_text=" ".join(turn.heard),
             interrupted=interrupted,
-            at=self._position / self.sample_rate,
+            at=self._clock(self._position),
             played_s=turn.played / self.sample_rate,
         )

@@ -95,8 +95,16 @@ class EchoCanceller(Protocol):
     def reset(self) -> None: ...
 
 
-PullAudio = Callable[[int], FloatAudio]
-"""Called by an audio sink with a frame count; returns exactly that many samples."""
+class PullAudio(Protocol):
+    """Called by an audio sink with a frame count; returns exactly that many samples.
+    ``plays_at``: when the block's first sample will be heard, on the pipeline clock
+    (None: now)."""
 
-PushAudio = Callable[[FloatAudio], None]
-"""Called by an audio source with each captured block (pipeline rate, mono)."""
+    def __call__(self, frames: int, plays_at: float | None = None) -> FloatAudio: ...
+
+
+class PushAudio(Protocol):
+    """Called by an audio source with each captured block (pipeline rate, mono).
+    ``captured_at``: when its last sample was captured, on the pipeline clock (None: now)."""
+
+    def __call__(self, samples: FloatAudio, captured_at: float | None = None) -> None: ...

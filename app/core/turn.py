@@ -135,6 +135,11 @@ class _Turn:
     """The audio model's end-of-turn probability at the pause that started this turn."""
 
 
+def stream_end(event: SpeechPaused | UtteranceEnded) -> float:
+    """Where the event's audio ends on the listener's sample stream (joins, pause names)."""
+    return event.at if event.audio_end is None else event.audio_end
+
+
 def join_utterances(earlier: _HeldAudio, later: _HeldAudio, sample_rate: int) -> _HeldAudio:
     """One utterance from two stretches of the same microphone stream.
 
@@ -310,9 +315,9 @@ class TurnMachine:
     def _on_pause(self, event: SpeechPaused) -> list[Command]:
         if self.muted or not self.speculative or self._active is not None:
             return []
-        commands = self._start(event.audio, event.at, event.speech_start, event.speech_end, True)
+        commands = self._start(event, True)
         if self._active is not None:
-            self._active.pause_at = event.at
+            self._active.pause_at = stream_end(event)
         return commands
 
     def _on_resume(self, event: SpeechResumed) -> list[Command]:
@@ -342,7 +347,7 @@ class TurnMachine:
             ]
         if active is not None:
             return []  # a confirmed turn is still answering; barge-in is off
-        commands = self._start(event.audio, event.at, event.speech_start, event.speech_end, False)
+        commands = self._start(event, False)
         return [*commands, *self._set_state(AssistantState.THINKING, event.at)]
 
     def _on_transcript(self, event: Transcript) -> list[Command]:
@@ -441,13 +446,13 @@ class TurnMachine:
     def _is_live_confirmed(self, turn_id: int) -> bool:
         return bool(self._active and self._active.turn_id == turn_id and self._active.confirmed)
 
-    def _start(
-        self, audio: FloatAudio, at: float, speech_start: float, speech_end: float, held: bool
-    ) -> list[Command]:
-        utterance = _HeldAudio(audio, at)
+    def _start(self, event: SpeechPaused | UtteranceEnded, held: bool) -> list[Command]:
+        at, speech_start, speech_end = event.at, event.speech_start, event.speech_end
+        utterance = _HeldAudio(event.audio, stream_end(event))
         carry = self._carry
         if carry is not None:
-            if speech_start - carry.end <= self.carry_for_s:
+            starts = utterance.end - utterance.samples.size / self.sample_rate
+            if starts - carry.end <= self.carry_for_s:
                 utterance = join_utterances(carry, utterance, self.sample_rate)
             else:
                 self._carry = None
