@@ -9,9 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import Enum
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from app.core.metrics import TurnTimeline
 
 FloatAudio = npt.NDArray[np.float32]
 
@@ -232,6 +236,15 @@ class PlaybackResumed:
 
 
 @dataclass(frozen=True)
+class TurnTimed:
+    """A copy of a finished turn's timeline, for the latency HUD: observers get numbers,
+    never the recorder the controller thread is still writing."""
+
+    turn_id: int
+    timeline: TurnTimeline
+
+
+@dataclass(frozen=True)
 class EndOfTurnScore:
     """The audio model's probability that the user finished, at the pause ending at ``at``."""
 
@@ -293,4 +306,5 @@ PipelineEvent = (
     | EndOfTurnDecided
     | PlaybackPaused
     | PlaybackResumed
+    | TurnTimed
 )

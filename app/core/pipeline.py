@@ -7,6 +7,7 @@ event to the observers (the UI bridge puts them on a queue that the GUI thread d
 
 from __future__ import annotations
 
+import copy
 import logging
 import queue
 import threading
@@ -20,9 +21,11 @@ from app.core.endpointing import EndpointConfig, Endpointer
 from app.core.events import (
     FloatAudio,
     PipelineEvent,
+    PlaybackEnded,
     SpeechStarted,
     Transcript,
     TurnCommitted,
+    TurnTimed,
 )
 from app.core.listener import Listener, MicBlock, PlayedBlock, SetListening
 from app.core.memory_intents import with_memories
@@ -42,6 +45,7 @@ from app.core.stages import (
     LiveTurn,
     Responder,
     RespondJob,
+    SetVoice,
     Synthesizer,
     TranscribeJob,
     Transcriber,
@@ -249,6 +253,11 @@ class VoicePipeline:
         live; an empty text stops what is being said."""
         self._bus.put(_Say(text))
 
+    def set_voice(self, voice: str, speed: float) -> None:
+        """Switch the voice between chunks, on the TTS thread (never from the GUI thread
+        into an engine that may be synthesizing)."""
+        self.synthesizer.inbox.put(SetVoice(voice, speed))
+
     def set_reply_options(self, temperature: float | None, max_sentences: int | None) -> None:
         """A persona's LLM settings (None: the app's defaults) for the next replies."""
         self.responder.max_sentences = max_sentences or self.config.max_reply_sentences
@@ -361,6 +370,10 @@ class VoicePipeline:
 
     def _observe(self, event: PipelineEvent) -> None:
         self.recorder.observe(event)
+        if isinstance(event, PlaybackEnded):
+            timeline = self.recorder.turns.get(event.turn_id)
+            if timeline is not None and timeline.confirmed:
+                self._observe(TurnTimed(event.turn_id, copy.deepcopy(timeline)))
         if isinstance(event, Transcript):  # user words: DEBUG only, never in normal logs
             log.debug("turn %d: user said %r", event.turn_id, event.text)
         elif isinstance(event, TurnCommitted):

@@ -153,6 +153,15 @@ class EndOfReply:
     turn_id: int
 
 
+@dataclass(frozen=True)
+class SetVoice:
+    """A persona's voice and speed, applied on the TTS thread between chunks (engines
+    with ``voice``/``speed`` attributes, like Kokoro; others ignore it)."""
+
+    voice: str
+    speed: float
+
+
 class Responder(Worker):
     """Streams the LLM through the sentence gate into the synthesizer's inbox."""
 
@@ -263,6 +272,11 @@ class Synthesizer(Worker):
     def handle(self, item: object) -> None:
         if isinstance(item, EndOfReply):
             self.playback.finish(item.turn_id)
+            return
+        if isinstance(item, SetVoice):
+            if isinstance(getattr(self.tts, "voice", None), str):
+                self.tts.voice = item.voice  # type: ignore[attr-defined]
+                self.tts.speed = item.speed  # type: ignore[attr-defined]
             return
         assert isinstance(item, ReplyChunk)
         if not self.live.is_live(item.turn_id):

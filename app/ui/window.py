@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.events import AssistantState
+from app.core.events import AssistantState, TurnTimed
 from app.core.pipeline import VoicePipeline
 from app.core.turn import NOT_THE_USER, REOPENED
 from app.personas.loader import PersonaLibrary
@@ -369,10 +369,7 @@ class MainWindow(QMainWindow):
         """Engines with a ``voice`` attribute (Kokoro) change voice without reloading."""
         if self.pipeline is None or self.settings.tts_voice:
             return
-        tts = self.pipeline.engines.tts
-        if isinstance(getattr(tts, "voice", None), str):
-            tts.voice = persona.voice.kokoro  # type: ignore[attr-defined]
-            tts.speed = self.settings.tts_speed * persona.voice.speed  # type: ignore[attr-defined]
+        self.pipeline.set_voice(persona.voice.kokoro, self.settings.tts_speed * persona.voice.speed)
 
     def _on_banner_action(self) -> None:
         if self.banner.button.text().startswith("Models"):
@@ -429,14 +426,6 @@ class MainWindow(QMainWindow):
     def _on_playback_ended(self, turn_id: int, heard: str, interrupted: bool) -> None:
         entry = self.transcript.model.playback_ended(turn_id, heard, interrupted)
         self.transcript.refresh(entry)
-        self._update_hud(turn_id)
-
-    def _update_hud(self, turn_id: int) -> None:
-        if self.pipeline is None:
-            return
-        turn = self.pipeline.recorder.turns.get(turn_id)
-        if turn is not None and turn.confirmed:
-            self.hud.show_turn(turn)
 
     def _on_stage_failed(self, stage: str, message: str) -> None:
         log.warning("stage %s failed: %s", stage, message)
@@ -447,6 +436,9 @@ class MainWindow(QMainWindow):
                                  f"{html.escape(message)}")
 
     def _on_other(self, item: object) -> None:
+        if isinstance(item, TurnTimed):  # a copy: the recorder stays the controller's
+            self.hud.show_turn(item.timeline)
+            return
         if isinstance(item, Notice):
             self.add_notice(item.text)
             return
