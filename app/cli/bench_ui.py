@@ -8,7 +8,7 @@ never blocked > 50 ms during a turn; idle CPU while listening is < 5 % of one co
   the engines being ready; both are taken relative to ``time.time()`` read here just
   before ``Popen``, so interpreter start-up and imports count.
 * Live, one more launch that keeps running, with real audio devices on a private
-  PulseAudio server (``tests/support/pulse.sh``: null sinks, the microphone is the
+  PulseAudio server (``virtual_audio.py``: null sinks, the microphone is the
   ``micfeed`` sink's monitor) under X (``DISPLAY`` or a private Xvfb). Once the engines
   and devices are up (``audio devices: Microphone`` in the ``-v`` log) and a settle
   period has passed, the process's CPU time (``/proc/<pid>/stat`` utime + stime, all
@@ -18,21 +18,18 @@ never blocked > 50 ms during a turn; idle CPU while listening is < 5 % of one co
   stall over the run, after the engines were ready, and during turns (from the user's
   first word until the assistant is idle again).
 
-The live part needs the source checkout (``tests/support``), pulseaudio, pactl, paplay,
-espeak-ng, and Xvfb when there is no DISPLAY; it is skipped, with the reason in the
-report, when something is missing.
+The live part needs pulseaudio, pactl, paplay, espeak-ng, and Xvfb when there is no
+DISPLAY; it is skipped, with the reason in the report, when something is missing.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import math
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -43,6 +40,7 @@ from pathlib import Path
 from typing import Any
 
 from app.cli.bench import QUESTIONS, machine_name, summary
+from app.cli.virtual_audio import Pulse, Xvfb, missing_tools, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 WINDOW_VISIBLE_TARGET_S = 1.5
@@ -114,20 +112,6 @@ def _read(path: Path) -> str:
         return ""
 
 
-def stop_process(
-    proc: subprocess.Popen[bytes], sig: int = signal.SIGTERM, timeout: float = 20.0
-) -> int:
-    """Signal ``proc`` and wait; kill it if it does not end in time. Its exit code."""
-    if proc.poll() is None:
-        proc.send_signal(sig)
-        try:
-            proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
-    return int(proc.returncode)
-
-
 def cpu_seconds(pid: int, task: str | None = None) -> float:
     """utime + stime of a process (all its threads), or of one thread, from /proc."""
     path = f"/proc/{pid}/task/{task}/stat" if task else f"/proc/{pid}/stat"
@@ -185,8 +169,8 @@ class _Environment:
         self.display_note = "offscreen (no X server)"
         self.audio_note = "none (HANASU_NO_AUDIO=1)"
         self.pulse_env: dict[str, str] = {}
-        self._xvfb: Any = None
-        self._pulse: Any = None
+        self._xvfb: Xvfb | None = None
+        self._pulse: Pulse | None = None
 
     def start(self) -> None:
         if self.platform == "xcb":
@@ -198,15 +182,15 @@ class _Environment:
                     raise RuntimeError(
                         "no DISPLAY and no Xvfb: install xvfb or use --platform offscreen"
                     )
-                self._xvfb = _support().Xvfb()
+                self._xvfb = Xvfb()
                 self.display = self._xvfb.start()
                 self.display_note = f"xcb on a private Xvfb {self.display} (1280x800x24)"
         if self.want_audio:
-            missing = [t for t in ("pulseaudio", "pactl") if shutil.which(t) is None]
-            if missing or not (ROOT / "tests" / "support" / "pulse.sh").exists():
-                self.audio_note = f"none: needs {', '.join(missing) or 'tests/support/pulse.sh'}"
+            missing = missing_tools()
+            if missing:
+                self.audio_note = f"none: needs {', '.join(missing)}"
                 return
-            self._pulse = _support().Pulse()  # its own HANASU_PULSE_DIR, a fresh runtime folder
+            self._pulse = Pulse()  # its own HANASU_PULSE_DIR, a fresh runtime folder
             self.pulse_env = self._pulse.start()
             self.audio_note = "PulseAudio null sinks (virtual microphone vmic, speaker spk)"
 
@@ -240,11 +224,6 @@ class _Environment:
         if self._xvfb is not None:
             self._xvfb.stop()
             self._xvfb = None
-
-
-def _support() -> Any:
-    """tests/support/live_app.py (Xvfb, private PulseAudio): only in a source checkout."""
-    return importlib.import_module("tests.support.live_app")
 
 
 def _app_command(fake: bool, verbose: bool) -> list[str]:
