@@ -3,7 +3,10 @@
 The tick only updates a few floats and schedules a repaint; all drawing is in face.py.
 While nothing moves fast (idle, muted or error; no blink due; mouth closed) the timer
 slows to 10 fps: only the slow breathing and eye drift move then (under 0.3 px a frame),
-and every frame is a full repaint, so 33 fps there was most of the app's idle CPU.
+and every frame is a full repaint, so 33 fps there was most of the app's idle CPU. In those
+calm states a frame is only repainted when it would look different: a blink, the mouth,
+or the breath / eye drift having moved a whole pixel since the last paint (about 2 paints
+a second instead of 5, and none in the 0.2 s before a blink).
 The mouth follows PlaybackLevel through an attack/release smoother, so it opens quickly on
 a syllable and closes softly, instead of flickering with every 20 ms level.
 """
@@ -19,13 +22,22 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.events import AssistantState
 from app.personas.model import AvatarStyle
-from app.ui.face import FaceColours, FacePose, paint_face, render_backdrop
+from app.ui.face import (
+    FaceColours,
+    FacePose,
+    breathing,
+    eye_drift,
+    paint_face,
+    render_backdrop,
+)
 
 FRAME_MS = 30
 CALM_FRAME_MS = 200
 """Frame interval while only breathing and eye drift move (see ``_calm``)."""
 ANIMATED_STATES = (AssistantState.LISTENING, AssistantState.THINKING, AssistantState.SPEAKING)
 BLINK_S = 0.14
+VISIBLE_PX = 1.0
+"""In calm states, slow motion (breath, eye drift) repaints once it has moved this far."""
 LEVEL_GAIN = 6.0
 """Playback RMS ~0.05-0.2 for speech; this maps it to a mouth opening of 0..1."""
 
@@ -54,6 +66,9 @@ class AvatarWidget(QWidget):
         self._next_blink = self._t + self._rng.uniform(1.5, 4.5)
         self._blink = 0.0
         self.frames = 0
+        self.paints = 0
+        self._painted: tuple[AssistantState, float, float, float, float] | None = None
+        """(state, blink, mouth, breath px, eye drift px) of the last paint."""
         self._timer = QTimer(self)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(FRAME_MS)
@@ -125,7 +140,19 @@ class AvatarWidget(QWidget):
         rate = 0.6 if target > self._mouth else 0.25
         self._mouth += (target - self._mouth) * rate
         self._pace()
-        self.update()
+        if self._state in ANIMATED_STATES or self._looks_different():
+            self.update()
+
+    def _looks_different(self) -> bool:
+        """Whether a calm frame would differ visibly from the last one painted."""
+        if self._painted is None:
+            return True
+        state, blink, mouth, breath, drift = self._painted
+        size = min(self.width(), self.height())
+        return (state is not self._state or blink != self._blink
+                or abs(mouth - self._mouth) > 0.005
+                or abs(breath - breathing(size, self._t)) >= VISIBLE_PX
+                or abs(drift - eye_drift(size, self._t)) >= VISIBLE_PX)
 
     def _calm(self) -> bool:
         """Nothing fast to animate: no lively state, mouth closed, no blink now or next frame."""
@@ -163,6 +190,10 @@ class AvatarWidget(QWidget):
         paint_face(painter, QRectF(self.rect()), self._colours, self.pose(),
                    backdrop=self._backdrop, picture=self._picture)
         painter.end()
+        size = min(self.width(), self.height())
+        self._painted = (self._state, self._blink, self._mouth, breathing(size, self._t),
+                         eye_drift(size, self._t))
+        self.paints += 1
 
     def sizeHint(self) -> QSize:
         return QSize(420, 420)

@@ -1,16 +1,23 @@
 """Pipeline events (controller thread) -> Qt signals (GUI thread).
 
 ``post`` is the pipeline observer: it only does ``put_nowait``, so the controller thread
-never waits on the GUI. A QTimer drains the queue every 30 ms on the GUI thread and emits
-one typed signal per event kind. Playback and mic levels arrive at 50 Hz; only the latest
-of each per drain is emitted, since the avatar and the meter only show the current value.
+never waits on the GUI. A QTimer drains the queue on the GUI thread and emits one typed
+signal per event kind. Playback and mic levels arrive at 30-50 Hz; only the latest of each
+per drain is emitted, since the avatar and the meter only show the current value.
+
+The drain runs every 30 ms while something happens (a turn, playback) and every 150 ms
+when only mic levels have come for a second (listening in silence, where the 30 ms drain
+was a steady share of the idle CPU). The first other event wakes it at once: ``post``
+emits ``_wake`` once per idle spell, a queued signal that drains on the GUI thread, so no
+event waits for the slow timer; only the meter updates at ~7 Hz while nobody speaks.
 """
 
 from __future__ import annotations
 
 import queue
+import time
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from app.core.events import (
     BargeIn,
@@ -31,6 +38,9 @@ from app.core.events import (
 )
 
 DRAIN_INTERVAL_MS = 30
+IDLE_DRAIN_INTERVAL_MS = 150
+IDLE_AFTER_S = 1.0
+"""Seconds with nothing but mic levels before the drain slows down."""
 
 
 class EventBridge(QObject):
@@ -55,32 +65,68 @@ class EventBridge(QObject):
     stage_failed = Signal(str, str)
     other = Signal(object)
     """Anything else posted (device status from the audio thread, for instance)."""
+    _wake = Signal()
+    """Emitted from the posting thread when an event arrives while idle (queued)."""
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
+        self._idle = False
+        """Written on the GUI thread only; ``post`` reads it (a stale read costs at most
+        one extra wake, and ``_go_idle`` re-checks the queue after setting it)."""
+        self._last_activity = time.monotonic()
+        self.wakes = 0
         self._timer = QTimer(self)
         self._timer.setInterval(DRAIN_INTERVAL_MS)
         self._timer.timeout.connect(self.drain)
+        self._wake.connect(self._on_wake, Qt.ConnectionType.QueuedConnection)
         self._timer.start()
+
+    @property
+    def idle(self) -> bool:
+        """Draining at the slow idle pace."""
+        return self._idle
 
     def post(self, item: object) -> None:
         """Thread-safe and non-blocking: the only thing the pipeline's thread calls."""
         self._queue.put_nowait(item)
+        if self._idle and not isinstance(item, InputLevel):
+            self._idle = False  # one wake per idle spell
+            self._wake.emit()
+
+    def _on_wake(self) -> None:
+        self.wakes += 1
+        self._set_active()
+        self.drain()
+
+    def _set_active(self) -> None:
+        self._idle = False
+        self._last_activity = time.monotonic()
+        if self._timer.interval() != DRAIN_INTERVAL_MS:
+            self._timer.setInterval(DRAIN_INTERVAL_MS)
+
+    def _go_idle(self) -> None:
+        self._timer.setInterval(IDLE_DRAIN_INTERVAL_MS)
+        self._idle = True
+        if not self._queue.empty():  # posted before ``post`` could see the flag
+            self._set_active()
 
     def drain(self) -> None:
         """Emit everything queued so far (GUI thread)."""
         playback_level: PlaybackLevel | None = None
         input_level: InputLevel | None = None
+        active = False
         while True:
             try:
                 item = self._queue.get_nowait()
             except queue.Empty:
                 break
+            if isinstance(item, InputLevel):
+                input_level = item
+                continue
+            active = True
             if isinstance(item, PlaybackLevel):
                 playback_level = item
-            elif isinstance(item, InputLevel):
-                input_level = item
             else:
                 if playback_level is not None:  # keep levels ordered with playback events
                     self.playback_level.emit(playback_level.level, playback_level.at)
@@ -90,6 +136,10 @@ class EventBridge(QObject):
             self.playback_level.emit(playback_level.level, playback_level.at)
         if input_level is not None:
             self.input_level.emit(input_level.level)
+        if active:
+            self._set_active()
+        elif not self._idle and time.monotonic() - self._last_activity >= IDLE_AFTER_S:
+            self._go_idle()
 
     def _emit(self, item: object) -> None:
         self.any_event.emit(item)

@@ -87,7 +87,7 @@ def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: Face
     else:
         _background(painter, rect, colours, pose)
     size = min(rect.width(), rect.height())
-    breathe = math.sin(pose.t * 1.6) * size * 0.004
+    breathe = breathing(size, pose.t)
     centre = QPointF(rect.center().x(), rect.center().y() + size * 0.02 + breathe)
     r = size * 0.3
     if decorations:
@@ -114,6 +114,16 @@ def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: Face
         if decorations:
             _error_badge(painter, rect, centre, r, pose.message)
     painter.restore()
+
+
+def breathing(size: float, t: float) -> float:
+    """How far (px) the face has moved down with its breath at ``t``."""
+    return math.sin(t * 1.6) * size * 0.004
+
+
+def eye_drift(size: float, t: float) -> float:
+    """How far (px) the eyes have drifted sideways at ``t`` in a calm state (see ``_look``)."""
+    return size * 0.3 * 0.02 * math.sin(t * 0.35)
 
 
 def render_backdrop(width: int, height: int, colours: FaceColours, ratio: float) -> QPixmap:
@@ -225,7 +235,7 @@ def _look(pose: FacePose, r: float) -> tuple[float, float]:
         return r * 0.05, -r * 0.07
     if pose.state is AssistantState.LISTENING:
         return 0.0, -r * 0.01
-    return r * 0.02 * math.sin(pose.t * 0.35), 0.0
+    return eye_drift(r / 0.3, pose.t), 0.0
 
 
 def _eyes(painter: QPainter, centre: QPointF, r: float, c: FaceColours, pose: FacePose) -> None:
