@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "tts": ("app.cli.bench_tts", "time to first audio per voice engine, gaps between chunks"),
     "gpu": ("app.cli.bench_gpu", "LLM TTFT, decode speed and memory on a random Gemma 4 GGUF"),
     "turns": ("app.cli.bench_turns", "end-of-turn cut-offs and late ends, barge-in, phantoms"),
+    "soak": ("app.cli.bench_soak", "1,000 fake-engine turns on the window: RSS growth, GUI stalls"),
 }
 """name -> (module with add_arguments/main, description)."""
 
