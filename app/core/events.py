@@ -56,6 +56,8 @@ class SpeechPaused:
     audio_end: float | None = None
     """Where ``audio`` ends on the listener's sample stream (seconds): joining utterances
     and naming the pause need sample accuracy, not the mapped time (None: ``at``)."""
+    score_follows: bool = False
+    """An ``EndOfTurnScore`` for this pause follows (an end-of-turn model is running)."""
 
 
 @dataclass(frozen=True)

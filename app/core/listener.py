@@ -223,9 +223,17 @@ class Listener(Worker):
     def _stamp(self, event: PipelineEvent) -> PipelineEvent:
         """The endpointer counts samples; every event leaves on the pipeline clock."""
         if self._clock_offset is None:
+            if isinstance(event, SpeechPaused) and self.turn_detector is not None:
+                return replace(event, score_follows=True)
             return event
         match event:
-            case SpeechPaused() | UtteranceEnded():
+            case SpeechPaused():
+                return replace(event, at=self.clock_time(event.at),
+                               speech_start=self.clock_time(event.speech_start),
+                               speech_end=self.clock_time(event.speech_end),
+                               audio_end=event.at if event.audio_end is None else event.audio_end,
+                               score_follows=self.turn_detector is not None)
+            case UtteranceEnded():
                 return replace(event, at=self.clock_time(event.at),
                                speech_start=self.clock_time(event.speech_start),
                                speech_end=self.clock_time(event.speech_end),

@@ -131,6 +131,8 @@ class _Turn:
     """Its speech began while the assistant was audible: its words must prove themselves."""
     pause_at: float | None = None
     """``SpeechPaused.at`` of a speculative turn: which pause the end-of-turn call is for."""
+    score_pending: bool = False
+    """The audio model's score for the pause is still to come: the words wait for it."""
     end_probability: float | None = None
     """The audio model's end-of-turn probability at the pause that started this turn."""
 
@@ -232,8 +234,14 @@ class TurnMachine:
             case UtteranceEnded():
                 return self._on_end_of_turn(event)
             case EndOfTurnScore():
-                if self._active and not self._active.confirmed:
-                    self._active.end_probability = event.probability
+                active = self._active
+                if active is None or active.confirmed:
+                    return []
+                active.end_probability = event.probability
+                if active.score_pending and active.text is not None:
+                    active.score_pending = False
+                    return self._judge_end_of_turn(active, active.text, event.at)
+                active.score_pending = False
                 return []
             case Transcript():
                 return self._on_transcript(event)
@@ -318,6 +326,7 @@ class TurnMachine:
         commands = self._start(event, True)
         if self._active is not None:
             self._active.pause_at = stream_end(event)
+            self._active.score_pending = event.score_follows
         return commands
 
     def _on_resume(self, event: SpeechResumed) -> list[Command]:
@@ -381,7 +390,8 @@ class TurnMachine:
         if self._respond_after is None:
             commands += self._respond(active)
         # else: answered once the interrupted reply reports what of it was heard
-        if not active.confirmed and active.pause_at is not None and self.words_end_turns:
+        if (not active.confirmed and active.pause_at is not None and self.words_end_turns
+                and not active.score_pending):  # else judged when the score comes
             commands += self._judge_end_of_turn(active, text, event.at)
         return commands
 
@@ -389,7 +399,8 @@ class TurnMachine:
         """The user is still quiet after the pause that started this speculative turn, and
         its words are known now: combine them with the audio model's call. This costs the
         reply nothing: it could not start before the transcript anyway."""
-        assert turn.pause_at is not None
+        if not self.words_end_turns or turn.pause_at is None:
+            return []
         verdict = judge_text(text)
         end_now = end_turn_now(verdict, turn.end_probability, self.complete_threshold)
         decided = EndOfTurnDecided(turn.turn_id, at, turn.end_probability, verdict.value, end_now)

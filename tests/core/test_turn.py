@@ -369,3 +369,14 @@ def test_speech_near_a_silent_assistant_resumes_whatever_was_paused() -> None:
     m = machine(speculative=False)
     cmds = m.handle(_over(0.5, 0.3))
     assert "ResumePlayback" in names(cmds)
+
+
+def test_words_wait_for_the_audio_models_score_when_one_is_coming() -> None:
+    """ASR can beat the end-of-turn model under load: the call waits for both."""
+    m = machine()
+    start = start_of(m.handle(SpeechPaused(at=1.0, speech_start=0.2, speech_end=0.84,
+                                           audio=AUDIO, score_follows=True)))
+    cmds = m.handle(Transcript(start.turn_id, "set a timer for the pasta", 1.1))
+    assert "Respond" in names(cmds) and "JudgeEndOfTurn" not in names(cmds)
+    call = _judge(m.handle(EndOfTurnScore(at=1.0, probability=0.97)))
+    assert call.end_now  # unclear words, a sure audio model
