@@ -12,8 +12,10 @@ from enum import Enum
 
 
 class TextVerdict(Enum):
+    QUESTION = "question"
+    """Ends with a question mark: a request, whatever the voice sounded like."""
     COMPLETE = "complete"
-    """Ends like a sentence or a question, on a word that can end one."""
+    """Ends like a sentence, on a word that can end one."""
     UNFINISHED = "unfinished"
     """Trails off: a conjunction, an article, a preposition, a comma, an ellipsis."""
     UNCLEAR = "unclear"
@@ -81,7 +83,7 @@ def judge_text(text: str) -> TextVerdict:
     if stripped.endswith(TRAILING_MARKS):
         return TextVerdict.UNFINISHED
     if stripped.endswith(QUESTION_MARKS):
-        return TextVerdict.COMPLETE
+        return TextVerdict.QUESTION
     if _trails_off(stripped):
         return TextVerdict.UNFINISHED
     if stripped.endswith(ENDING_MARKS):
@@ -89,13 +91,22 @@ def judge_text(text: str) -> TextVerdict:
     return TextVerdict.UNCLEAR
 
 
+SENTENCE_OVERRULES_BELOW = 0.1
+"""A full stop ends the turn unless the audio model scored the pause under this: it is
+then nearly sure the user is mid-sentence ("Tell me a long story about a dragon.")."""
+
+
 def end_turn_now(verdict: TextVerdict, probability: float | None, threshold: float) -> bool:
     """Combine the words and the audio model's probability (None: no audio model).
 
-    A finished sentence ends the turn even if the audio model hesitates; a trailing word
-    waits even if the audio model is sure; otherwise the audio model decides."""
-    if verdict is TextVerdict.COMPLETE:
+    A question ends the turn even if the audio model hesitates (flat, synthetic voices);
+    so does a finished sentence unless the audio model is all but sure the user goes on
+    (Whisper puts a full stop after fragments too); a trailing word waits even if the
+    audio model is sure; otherwise the audio model decides."""
+    if verdict is TextVerdict.QUESTION:
         return True
+    if verdict is TextVerdict.COMPLETE:
+        return probability is None or probability >= SENTENCE_OVERRULES_BELOW
     if verdict is TextVerdict.UNFINISHED:
         return False
     return probability is not None and probability >= threshold

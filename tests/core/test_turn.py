@@ -252,7 +252,7 @@ def test_a_finished_question_ends_the_turn_although_the_audio_model_hesitates() 
     assert call.pause_at == 1.0 and call.end_now
     decided = next(c.event for c in cmds if isinstance(c, Publish)
                    and isinstance(c.event, EndOfTurnDecided))
-    assert decided.probability == 0.08 and decided.text_verdict == "complete"
+    assert decided.probability == 0.08 and decided.text_verdict == "question"
 
 
 def test_words_that_trail_off_wait_although_the_audio_model_is_sure() -> None:

@@ -97,7 +97,7 @@ def test_a_finished_question_ends_the_turn_before_the_silence_rule_would(
     audio = np.concatenate([silence(0.5), voiced(1.0), silence(1.5)])
     result = run_file(fake_engines, persona, audio)
     [turn] = result.turns
-    assert turn.end_of_turn_text == "complete"
+    assert turn.end_of_turn_text == "question"
     assert turn.end_of_turn is not None and turn.speech_end is not None
     assert turn.end_of_turn - turn.speech_end < 0.45
 
