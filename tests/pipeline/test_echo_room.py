@@ -82,8 +82,11 @@ def test_with_echo_cancellation_the_user_can_still_talk_over_it(
     )
     first = result.turns[0]
     assert first.first_sample_played is not None and first.first_sample_played < user_again
+    # the reply pauses at the user's voice; their words then drop it ("Stop." alone, or,
+    # should the short word be heard as nothing, "What time is it?" right after)
+    assert result.barge_in_stops and min(result.barge_in_stops) <= 0.25
     assert first.barge_in is not None
-    assert user_again < first.barge_in < user_again + 1.2
+    assert user_again < first.barge_in < user_again + 2.0
     assert any("time" in t.transcript.lower() for t in result.turns[1:])
 
 
