@@ -38,6 +38,8 @@ class StallMonitor(QObject):
         self.max_since_mark_ms = 0.0
         self.max_busy_stall_ms = 0.0
         self.busy_spans = 0
+        self.long_stalls = 0
+        """Ticks later than ``REPORT_MS`` (how often, not only how bad)."""
         self._busy = False
         self._busy_tick = False
         self._last: float | None = None
@@ -68,6 +70,7 @@ class StallMonitor(QObject):
         self.max_since_mark_ms = 0.0
         self.max_busy_stall_ms = 0.0
         self.busy_spans = 0
+        self.long_stalls = 0
         self._last = None
 
     def mark(self) -> None:
@@ -93,6 +96,7 @@ class StallMonitor(QObject):
         if self._last is not None:
             late = (now - self._last) * 1000.0 - interval
             if late > REPORT_MS:
+                self.long_stalls += 1
                 log.debug("GUI thread stalled %.0f ms", late)
             self.max_stall_ms = max(self.max_stall_ms, late)
             self.max_since_mark_ms = max(self.max_since_mark_ms, late)

@@ -6,6 +6,7 @@ timers' intervals and the paints are counted."""
 from __future__ import annotations
 
 import threading
+import time
 
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
@@ -98,3 +99,19 @@ def test_calm_avatar_repaints_only_when_the_face_moves(qtbot: QtBot) -> None:
         avatar.advance(t + 0.03 * (step + 1))
         QApplication.processEvents()
     assert avatar.paints - paints == 10
+
+
+def test_stall_monitor_counts_long_stalls(qtbot: QtBot) -> None:
+    monitor = StallMonitor()
+    monitor.start()
+    monitor.set_busy(True)
+    ticks = monitor.ticks
+    qtbot.waitUntil(lambda: monitor.ticks >= ticks + 1, timeout=2_000)
+    time.sleep(0.12)  # the GUI thread blocked: the next tick is at least ~95 ms late
+    ticks = monitor.ticks
+    qtbot.waitUntil(lambda: monitor.ticks >= ticks + 1, timeout=2_000)
+    assert monitor.long_stalls >= 1
+    assert monitor.max_stall_ms > heartbeat.REPORT_MS
+    monitor.reset()
+    assert monitor.long_stalls == 0
+    monitor.stop()
