@@ -91,25 +91,25 @@ def judge_text(text: str) -> TextVerdict:
     return TextVerdict.UNCLEAR
 
 
-SENTENCE_OVERRULES_BELOW = 0.1
-"""A full stop ends the turn unless the audio model scored the pause under this: it is
-then nearly sure the user is mid-sentence ("Tell me a long story about a dragon.")."""
+QUESTION_BAR = 0.1
+"""A question ends the turn unless the audio model is nearly sure the user goes on."""
+SENTENCE_BAR = 0.3
+"""A full stop ends the turn if the audio model gives it this much."""
 
 
 def end_turn_now(verdict: TextVerdict, probability: float | None, threshold: float) -> bool:
     """Combine the words and the audio model's probability (None: no audio model).
 
-    A question ends the turn even if the audio model hesitates (flat, synthetic voices);
-    so does a finished sentence unless the audio model is all but sure the user goes on
-    (Whisper puts a full stop after fragments too); a trailing word waits even if the
-    audio model is sure; otherwise the audio model decides."""
-    if verdict is TextVerdict.QUESTION:
-        return True
-    if verdict is TextVerdict.COMPLETE:
-        return probability is None or probability >= SENTENCE_OVERRULES_BELOW
+    The words move the audio model's bar rather than overrule it: a question ends the turn
+    when the model gives it at least ``QUESTION_BAR`` (flat, synthetic voices score
+    finished questions at 0.2), a finished sentence at ``SENTENCE_BAR`` (Whisper puts a
+    full stop after fragments too), a trailing word never; otherwise the usual threshold."""
     if verdict is TextVerdict.UNFINISHED:
         return False
-    return probability is not None and probability >= threshold
+    if probability is None:
+        return verdict is not TextVerdict.UNCLEAR
+    bar = {TextVerdict.QUESTION: QUESTION_BAR, TextVerdict.COMPLETE: SENTENCE_BAR}
+    return probability >= bar.get(verdict, threshold)
 
 
 WHISPER_HALLUCINATIONS = frozenset({

@@ -245,14 +245,14 @@ def _judge(commands: list[Command]) -> JudgeEndOfTurn:
 def test_a_finished_question_ends_the_turn_although_the_audio_model_hesitates() -> None:
     m = machine()
     start = start_of(m.handle(paused(1.0)))
-    m.handle(EndOfTurnScore(at=1.0, probability=0.08))
+    m.handle(EndOfTurnScore(at=1.0, probability=0.18))  # what flat voices score
     cmds = m.handle(Transcript(start.turn_id, "Why is the sky blue?", 1.2))
     assert "Respond" in names(cmds)
     call = _judge(cmds)
     assert call.pause_at == 1.0 and call.end_now
     decided = next(c.event for c in cmds if isinstance(c, Publish)
                    and isinstance(c.event, EndOfTurnDecided))
-    assert decided.probability == 0.08 and decided.text_verdict == "question"
+    assert decided.probability == 0.18 and decided.text_verdict == "question"
 
 
 def test_words_that_trail_off_wait_although_the_audio_model_is_sure() -> None:

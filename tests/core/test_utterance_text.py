@@ -36,13 +36,15 @@ def test_unclear_without_punctuation(text: str) -> None:
 
 
 def test_words_and_audio_model_combined() -> None:
-    assert end_turn_now(V.QUESTION, 0.02, 0.5)  # a flat voice: the question settles it
-    assert end_turn_now(V.COMPLETE, 0.2, 0.5)  # a full stop outweighs a hesitant model
-    assert not end_turn_now(V.COMPLETE, 0.05, 0.5)  # ...not one sure the user goes on
+    assert end_turn_now(V.QUESTION, 0.18, 0.5)  # a flat voice: the question settles it
+    assert not end_turn_now(V.QUESTION, 0.04, 0.5)  # ...unless the model is sure it goes on
+    assert end_turn_now(V.COMPLETE, 0.35, 0.5)  # a full stop lowers the bar
+    assert not end_turn_now(V.COMPLETE, 0.2, 0.5)
     assert not end_turn_now(V.UNFINISHED, 0.95, 0.5)  # sounds done, reads cut off: wait
     assert end_turn_now(V.UNCLEAR, 0.7, 0.5)
     assert not end_turn_now(V.UNCLEAR, 0.3, 0.5)
     assert not end_turn_now(V.UNCLEAR, None, 0.5)  # no audio model: the silence decides
+    assert end_turn_now(V.QUESTION, None, 0.5) and end_turn_now(V.COMPLETE, None, 0.5)
 
 
 @pytest.mark.parametrize("text", ["Thank you.", "Thanks for watching!", "", "...", "Bye."])
