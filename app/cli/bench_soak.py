@@ -28,8 +28,10 @@ import argparse
 import gc
 import json
 import os
+import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -55,8 +57,9 @@ BARGE_AFTER_S = 0.6
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--turns", type=int, default=1000, help="turns to run (default 1000)")
-    parser.add_argument("--warmup", type=int, default=50,
-                        help="turns before the warm-up memory sample (default 50)")
+    parser.add_argument("--warmup", type=int, default=100,
+                        help="turns before the warm-up memory sample (default 100: the "
+                        "allocator and caches still grow ~4 %% over the first 100)")
     parser.add_argument("--barge-in-every", type=int, default=7,
                         help="every Nth turn the user talks over the reply (0: never)")
     parser.add_argument("--persona-every", type=int, default=25,
@@ -69,11 +72,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", type=Path, help="write the report here")
 
 
-def rss_bytes() -> int:
-    """Resident set size of this process (``/proc/self/statm``, after a full GC)."""
-    gc.collect()
+def rss_bytes(collect: bool = True) -> int:
+    """Resident set size of this process (``/proc/self/statm``), after a full GC unless
+    ``collect`` is off (a full GC on the GUI thread is itself a stall of tens of ms)."""
+    if collect:
+        gc.collect()
     with open("/proc/self/statm", encoding="ascii") as statm:
         return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _language_model() -> Any:
+    """The fake LLM, less its test log: it keeps every prompt it was given (``prompts``,
+    ~36 messages a turn late in a conversation) for tests to read, which an evening of
+    turns would count as the app's memory."""
+    from app.adapters.fakes import FakeLanguageModel
+
+    class Forgetful(FakeLanguageModel):
+        def stream(self, messages: Any, cancelled: Any, on_prompt: Any = None) -> Any:
+            self.prompts.clear()
+            return super().stream(messages, cancelled, on_prompt)
+
+    return Forgetful(reply=REPLY)
 
 
 def _utterance(seconds: float) -> np.ndarray:
@@ -134,6 +153,10 @@ class _Driver:
         self.interrupted += int(interrupted)
         if self.turns_done == self.args.warmup:
             self.on_warm()
+        if self.turns_done % 100 == 0:
+            rss = rss_bytes(collect=False)
+            print(f"soak: {self.turns_done} turns, RSS {rss / 2**20:.1f} MiB",
+                  file=sys.stderr, flush=True)
         if not self._barge_planned or interrupted:
             self._waiting = False
             self._barge_planned = False
@@ -222,14 +245,30 @@ def _sizes(window: MainWindow, pipeline: VoicePipeline) -> dict[str, int]:
     return sizes
 
 
+def _qt_message(_mode: object, _context: object, message: str) -> None:
+    """Qt's messages to stderr, less the offscreen plugin's one per window resize."""
+    if "propagateSizeHints" not in message:
+        print(message, file=sys.stderr)
+
+
+def _type_counts() -> Counter[str]:
+    return Counter(type(o).__name__ for o in gc.get_objects())
+
+
+def _growing_types(before: Counter[str], after: Counter[str], top: int = 8) -> dict[str, int]:
+    """The object types whose count grew most (where a leak would show)."""
+    grown = after - before
+    return dict(grown.most_common(top))
+
+
 def run_soak(args: argparse.Namespace) -> dict[str, Any]:
     """Run the soak in this process (Qt must not be running yet); the report."""
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     os.environ["HANASU_NO_AUDIO"] = "1"
+    from PySide6.QtCore import qInstallMessageHandler
     from PySide6.QtWidgets import QApplication
 
     from app.adapters.fakes import (
-        FakeLanguageModel,
         FakeRecognizer,
         FakeSynthesizer,
         FakeVoiceActivity,
@@ -240,6 +279,7 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
     from app.ui.theme import apply_theme
     from app.ui.window import MainWindow
 
+    previous_handler = qInstallMessageHandler(_qt_message)
     app = QApplication.instance() or QApplication([])
     assert isinstance(app, QApplication)
     apply_theme(app)
@@ -248,7 +288,7 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
     window = MainWindow(load_personas(), Settings(speak_greeting=False))
     window.show()
     pipeline = VoicePipeline(
-        Engines(FakeVoiceActivity(), FakeRecognizer(), FakeLanguageModel(reply=REPLY),
+        Engines(FakeVoiceActivity(), FakeRecognizer(), _language_model(),
                 FakeSynthesizer()),
         window.persona.full_system_prompt(),
     )
@@ -257,9 +297,12 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
     window.attach_pipeline(pipeline)
     window.stall.set_busy(True)  # the 25 ms pace throughout: every stall counts
 
+    types_warm: Counter[str] = Counter()
+
     def warm() -> None:
         report["rss_warm_bytes"] = rss_bytes()
         report["sizes_warm"] = _sizes(window, pipeline)
+        types_warm.update(_type_counts())
         window.stall.reset()  # stalls from here on (startup is bench ui's business)
 
     driver = _Driver(window, pipeline, args, warm)
@@ -274,12 +317,15 @@ def run_soak(args: argparse.Namespace) -> dict[str, Any]:
         report["seconds"] = round(time.monotonic() - started, 1)
         report["sizes_end"] = _sizes(window, pipeline)
         report["rss_end_bytes"] = rss_bytes()
+        report["growing_types"] = _growing_types(types_warm, _type_counts())
         report["max_gui_stall_ms"] = round(window.stall.max_stall_ms, 1)
+        report["gui_stalls_over_50_ms"] = window.stall.long_stalls
         report["load_average_end"] = round(os.getloadavg()[0], 2)
         window.detach_pipeline()
         pipeline.stop()
         window.shutdown()
         window.close()
+        qInstallMessageHandler(previous_handler)
     report.update(turns_done=driver.turns_done, barge_ins=driver.barge_ins,
                   interrupted=driver.interrupted, persona_switches=driver.persona_switches,
                   dropped_mic_blocks=pipeline.dropped_mic_blocks)
@@ -309,11 +355,13 @@ def format_report(report: dict[str, Any]) -> str:
         f"{report.get('rss_warm_bytes', 0) / mib:.1f} MiB, end "
         f"{report['rss_end_bytes'] / mib:.1f} MiB "
         f"(growth {report.get('rss_growth_percent', float('nan')):.2f} %)",
-        f"  max GUI stall after warm-up: {report['max_gui_stall_ms']:.1f} ms (load average "
+        f"  max GUI stall after warm-up: {report['max_gui_stall_ms']:.1f} ms, "
+        f"{report['gui_stalls_over_50_ms']} ticks late by > 50 ms (load average "
         f"{report['load_average_start']} at the start, {report['load_average_end']} at the end, "
         f"{os.cpu_count()} CPUs: above the CPU count, the OS stalls the thread too)",
         f"  sizes after warm-up: {report.get('sizes_warm')}",
         f"  sizes at the end:    {report['sizes_end']}",
+        f"  object types grown most since warm-up: {report['growing_types']}",
     ]
     if "error" in report:
         lines.append(f"  stopped: {report['error']}")
