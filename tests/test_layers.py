@@ -24,11 +24,8 @@ FORBIDDEN_IN_PURE = (
     "app.adapters",
     "app.ui",
 )
-KNOWN_TEST_IMPORTERS = {
-    # bench_ui loads tests.support.live_app (importlib.import_module); its owner is moving that
-    # helper into app/ (issue 7, "nothing in app/ imports tests/"): remove this entry then.
-    "app/cli/bench_ui.py",
-}
+KNOWN_TEST_IMPORTERS: set[str] = set()
+"""None left: bench_ui's PulseAudio/Xvfb helpers moved to app/cli/virtual_audio.py (issue 7)."""
 
 
 def _module_name(path: Path) -> str:
