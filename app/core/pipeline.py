@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from app.core.announce import Announcer
 from app.core.conversation import Conversation, history_budget_chars
@@ -44,10 +45,8 @@ from app.core.stages import (
     ExtractJob,
     LiveTurn,
     Responder,
-    RespondJob,
     SetVoice,
     Synthesizer,
-    TranscribeJob,
     Transcriber,
     WarmJob,
 )
@@ -186,6 +185,7 @@ class VoicePipeline:
         self.announcer = Announcer(self.live, self.playback, self.synthesizer.inbox, self.clock)
         self.transcriber = Transcriber(self._bus.put_nowait, engines.asr, self.live, self.clock)
         self._workers = [self.listener, self.transcriber, self.responder, self.synthesizer]
+        self._route = self._routes()
         self._controller = threading.Thread(target=self._control, name="controller", daemon=True)
         self._running = False
         self.conversation_key: object = None
@@ -384,33 +384,40 @@ class VoicePipeline:
             except Exception:
                 log.exception("observer failed")
 
+    def _routes(self) -> dict[type, Callable[[Any], None]]:
+        """Where each of the turn machine's commands goes: the one routing table."""
+        return {
+            Publish: self._publish,
+            StartTurn: self._start_turn,
+            ReleaseTurn: lambda c: self.playback.release(c.turn_id),
+            CancelTurn: self._cancel_turn,
+            Respond: lambda c: self.responder.inbox.put(
+                Respond(c.turn_id, self._with_context(c.turn_id, c.messages))),
+            JudgeEndOfTurn: self.listener.inbox.put,
+            ResumePlayback: lambda _c: self.playback.resume(),
+        }
+
     def _execute(self, commands: list[Command]) -> None:
         for command in commands:
-            match command:
-                case Publish():
-                    if isinstance(command.event, TurnCommitted):
-                        self._keep_in_its_conversation(command.event)
-                    self._observe(command.event)
-                case StartTurn():
-                    self.live.activity += 1
-                    self._turn_keys[command.turn_id] = self.conversation_key
-                    self._turn_keys.pop(command.turn_id - 256, None)  # old turns' keys
-                    self.live.turn_id = command.turn_id
-                    self.playback.begin(command.turn_id, held=command.held)
-                    self.transcriber.inbox.put(TranscribeJob(command.turn_id, command.audio))
-                case ReleaseTurn():
-                    self.playback.release(command.turn_id)
-                case CancelTurn():
-                    if self.live.turn_id == command.turn_id:
-                        self.live.turn_id = None
-                    self.playback.cancel(command.turn_id)
-                case Respond():
-                    messages = self._with_context(command.turn_id, command.messages)
-                    self.responder.inbox.put(RespondJob(command.turn_id, messages))
-                case JudgeEndOfTurn():
-                    self.listener.inbox.put(command)
-                case ResumePlayback():
-                    self.playback.resume()
+            self._route[type(command)](command)
+
+    def _publish(self, command: Publish) -> None:
+        if isinstance(command.event, TurnCommitted):
+            self._keep_in_its_conversation(command.event)
+        self._observe(command.event)
+
+    def _start_turn(self, command: StartTurn) -> None:
+        self.live.activity += 1
+        self._turn_keys[command.turn_id] = self.conversation_key
+        self._turn_keys.pop(command.turn_id - 256, None)  # old turns' keys
+        self.live.turn_id = command.turn_id
+        self.playback.begin(command.turn_id, held=command.held)
+        self.transcriber.inbox.put(command)
+
+    def _cancel_turn(self, command: CancelTurn) -> None:
+        if self.live.turn_id == command.turn_id:
+            self.live.turn_id = None
+        self.playback.cancel(command.turn_id)
 
     def _with_context(self, turn_id: int, messages: list[ChatMessage]) -> list[ChatMessage]:
         if self._context is None or not messages:

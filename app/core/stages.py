@@ -1,5 +1,8 @@
 """The worker stages of a turn, each a thread with an inbox.
 
+The turn machine's commands are the stages' jobs (``StartTurn`` for the transcriber,
+``Respond`` for the responder): one name per message, routed by one table in the pipeline.
+
 Each stage checks the live turn before and during its work, so a barge-in or a resumed
 utterance stops the work in flight (the LLM within one token, TTS before the next chunk).
 Errors become ``StageFailed`` events instead of killing the thread.
@@ -15,7 +18,6 @@ from dataclasses import dataclass
 
 from app.core.character import breaks_character
 from app.core.events import (
-    FloatAudio,
     PipelineEvent,
     PrefixReuse,
     ReplyChunk,
@@ -35,6 +37,7 @@ from app.core.ports import (
     SpeechSynthesizer,
 )
 from app.core.sentences import SentenceGate
+from app.core.turn import Respond, StartTurn
 
 log = logging.getLogger(__name__)
 
@@ -103,12 +106,6 @@ class Worker:
         raise NotImplementedError
 
 
-@dataclass(frozen=True)
-class TranscribeJob:
-    turn_id: int
-    audio: FloatAudio
-
-
 class Transcriber(Worker):
     name = "asr"
 
@@ -117,18 +114,12 @@ class Transcriber(Worker):
         self.asr, self.live, self.clock = asr, live, clock
 
     def handle(self, item: object) -> None:
-        assert isinstance(item, TranscribeJob)
+        assert isinstance(item, StartTurn)  # the turn machine's command is the job
         if not self.live.is_live(item.turn_id):
             return
         text = self.asr.transcribe(item.audio)
         if self.live.is_live(item.turn_id):
             self.publish(Transcript(item.turn_id, text, self.clock.now()))
-
-
-@dataclass(frozen=True)
-class RespondJob:
-    turn_id: int
-    messages: list[ChatMessage]
 
 
 @dataclass(frozen=True)
@@ -189,7 +180,7 @@ class Responder(Worker):
         if isinstance(item, ExtractJob):
             self._extract(item)
             return
-        assert isinstance(item, RespondJob)
+        assert isinstance(item, Respond)  # the turn machine's command is the job
         turn_id = item.turn_id
         if not self.live.is_live(turn_id):
             return
