@@ -204,6 +204,7 @@ class DeviceAudio:
         pull: Callable[[int], FloatAudio],
         on_status: Callable[[DeviceStatus], None],
         *,
+        read_into: Callable[[FloatAudio], int] | None = None,
         watchdog_interval: float = 0.5,
         retry_interval: float = 1.0,
         stall_timeout: float = 2.0,
@@ -214,6 +215,8 @@ class DeviceAudio:
         self.output_rate = output_rate
         self._push = push
         self._pull = pull
+        self._read_into = read_into
+        """A prepared buffer's reader: the callback then only copies into the device."""
         self._on_status = on_status
         self._watchdog_interval = watchdog_interval
         self._retry_interval = retry_interval
@@ -325,6 +328,9 @@ class DeviceAudio:
         if status and status.output_underflow:
             self._output_underflows += 1
         try:
+            if self._read_into is not None:
+                self._read_into(outdata[:frames, 0])
+                return
             block = self._pull(frames)
             n = min(frames, block.shape[0])
             outdata[:n, 0] = block[:n]

@@ -31,6 +31,7 @@ from app.core.events import (
 from app.core.listener import Listener, MicBlock, PlayedBlock, SetListening
 from app.core.memory_intents import with_memories
 from app.core.metrics import TimelineRecorder
+from app.core.output_ring import OutputFeeder, OutputRing
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
     ChatMessage,
@@ -186,6 +187,7 @@ class VoicePipeline:
         self.transcriber = Transcriber(self._bus.put_nowait, engines.asr, self.live, self.clock)
         self._workers = [self.listener, self.transcriber, self.responder, self.synthesizer]
         self._route = self._routes()
+        self._feeder: OutputFeeder | None = None
         self._controller = threading.Thread(target=self._control, name="controller", daemon=True)
         self._running = False
         self.conversation_key: object = None
@@ -210,6 +212,8 @@ class VoicePipeline:
         self._controller.start()
 
     def stop(self) -> None:
+        if self._feeder is not None:
+            self._feeder.stop()
         self._running = False
         self.live.turn_id = None
         self._bus.put(None)
@@ -231,6 +235,15 @@ class VoicePipeline:
             return
         at = self.clock.now() if captured_at is None else captured_at
         self.listener.inbox.put_nowait(MicBlock(samples.copy(), at))
+
+    def device_output(self, block: int) -> OutputRing:
+        """For a real-time output callback: a ring the pipeline keeps filled from its own
+        thread, so the callback only copies (``OutputRing.read_into``)."""
+        if self._feeder is None:
+            self._feeder = OutputFeeder(self.pull_audio, self.clock.now,
+                                        self.playback.sample_rate, block, lead_blocks=4)
+            self._feeder.start()
+        return self._feeder.ring
 
     def pull_audio(self, frames: int, plays_at: float | None = None) -> FloatAudio:
         """The next block for the speaker; ``plays_at`` (its first sample, on

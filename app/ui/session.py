@@ -190,6 +190,9 @@ class Session(QObject):
                 push=pipeline.push_audio,
                 pull=pipeline.pull_audio,
                 on_status=self._post,
+                # the output callback only copies from a buffer the pipeline keeps filled
+                read_into=pipeline.device_output(
+                    pipeline.engines.tts.sample_rate // 100).read_into,
             )
             devices.start()
         except Exception as exc:

@@ -419,3 +419,20 @@ def test_missing_portaudio_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -
     with pytest.raises(AudioDeviceError):
         audio.start()
     assert not audio.running
+
+
+def test_output_callback_only_copies_from_the_prepared_buffer() -> None:
+    from app.core.output_ring import OutputRing
+
+    ring = OutputRing(4_096)
+    ring.write(np.full(300, 0.25, np.float32))
+
+    def no_pull(frames: int) -> np.ndarray:
+        raise AssertionError("the callback pulled the pipeline")
+
+    audio = DeviceAudio(None, None, OUTPUT_RATE, lambda block: None, no_pull,
+                        lambda status: None, read_into=ring.read_into)
+    outdata = np.full((441, 1), 9.0, np.float32)
+    audio._output_callback(outdata, 441, None, None)
+    assert np.all(outdata[:300, 0] == 0.25) and np.all(outdata[300:, 0] == 0.0)
+    assert ring.starved == 1
