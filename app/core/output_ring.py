@@ -21,6 +21,9 @@ from app.core.events import FloatAudio
 
 log = logging.getLogger(__name__)
 
+IDLE_WAIT_S = 0.5
+"""An idle feeder looks again at least this often (a missed wake-up costs at most this)."""
+
 
 class OutputRing:
     """Single-producer, single-consumer ring of float32 samples."""
@@ -75,6 +78,8 @@ class OutputFeeder:
         sample_rate: int,
         block: int,
         lead_blocks: int = 2,
+        has_work: Callable[[], bool] = lambda: True,
+        wake: threading.Event | None = None,
     ) -> None:
         self.ring = OutputRing(block * (lead_blocks + 8))
         self._pull = pull
@@ -82,6 +87,11 @@ class OutputFeeder:
         self._rate = sample_rate
         self._block = block
         self._lead = block * lead_blocks
+        self._has_work = has_work
+        self._wake = wake or threading.Event()
+        """Set when the playback gets something to play: an idle feeder sleeps until then
+        (the callback plays silence meanwhile), so an idle app does not tick 200 times a
+        second."""
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="speaker-feed", daemon=True)
 
@@ -90,6 +100,7 @@ class OutputFeeder:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread.is_alive():
             self._thread.join(2)
 
@@ -101,8 +112,12 @@ class OutputFeeder:
 
     def _run(self) -> None:
         pace = self._block / self._rate / 2
-        while not self._stop.wait(pace):
+        while not self._stop.is_set():
+            if not self._has_work() and self.ring.buffered() == 0:
+                self._wake.wait(IDLE_WAIT_S)
+                self._wake.clear()
             try:
                 self.top_up()
             except Exception:  # the speaker keeps playing silence; the next round retries
                 log.exception("speaker feed failed")
+            self._stop.wait(pace)

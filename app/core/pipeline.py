@@ -240,8 +240,10 @@ class VoicePipeline:
         """For a real-time output callback: a ring the pipeline keeps filled from its own
         thread, so the callback only copies (``OutputRing.read_into``)."""
         if self._feeder is None:
-            self._feeder = OutputFeeder(self.pull_audio, self.clock.now,
-                                        self.playback.sample_rate, block, lead_blocks=4)
+            self._feeder = OutputFeeder(
+                self.pull_audio, self.clock.now, self.playback.sample_rate, block,
+                lead_blocks=4, has_work=lambda: not self.playback.idle(),
+                wake=self.playback.wake)
             self._feeder.start()
         return self._feeder.ring
 

@@ -69,6 +69,8 @@ class PlaybackQueue:
         self.speaking = False
         self.paused = False
         """Paused for the user (a possible barge-in): silence out, position kept."""
+        self.wake = threading.Event()
+        """Set whenever there is audio to play (a speaker feeder sleeps on it when idle)."""
 
     # ---- producer side (synthesizer / pipeline threads) ------------------------------
 
@@ -76,12 +78,14 @@ class PlaybackQueue:
         with self._lock:
             self._turns[turn_id] = _TurnAudio(held=held)
             self._order.append(turn_id)
+        self.wake.set()
 
     def enqueue(self, turn_id: int, samples: FloatAudio, text: str) -> None:
         with self._lock:
             turn = self._turns.get(turn_id)
             if turn is not None and samples.size:
                 turn.segments.append(_Segment(samples, text))
+        self.wake.set()
 
     def finish(self, turn_id: int) -> None:
         """No more audio will come for this turn."""
@@ -105,6 +109,7 @@ class PlaybackQueue:
             turn.held = False
             if turn.finished and not turn.segments:
                 ended = self._end(turn_id, interrupted=False)
+        self.wake.set()
         if ended:
             self._publish(ended)
 
@@ -135,6 +140,7 @@ class PlaybackQueue:
     def resume(self) -> None:
         with self._lock:
             self.paused = False
+        self.wake.set()
 
     def idle(self) -> bool:
         with self._lock:

@@ -52,3 +52,27 @@ def test_the_feeder_keeps_the_device_fed_and_stamps_when_blocks_play() -> None:
     time.sleep(0.1)
     feeder.stop()
     assert feeder.ring.buffered() >= 6  # topped up again on its own thread
+
+
+def test_an_idle_feeder_sleeps_until_there_is_something_to_play() -> None:
+    import threading
+
+    pulls: list[int] = []
+    wake = threading.Event()
+    work = {"busy": False}
+
+    def pull(frames: int, plays_at: float | None) -> np.ndarray:
+        pulls.append(frames)
+        return np.zeros(frames, np.float32)
+
+    feeder = OutputFeeder(pull, lambda: 0.0, sample_rate=1_000, block=10, lead_blocks=2,
+                          has_work=lambda: work["busy"], wake=wake)
+    feeder.start()
+    time.sleep(0.2)
+    idle_pulls = len(pulls)
+    work["busy"] = True
+    wake.set()
+    time.sleep(0.2)
+    feeder.stop()
+    assert idle_pulls == 0
+    assert len(pulls) >= 2
