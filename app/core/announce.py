@@ -15,7 +15,7 @@ from app.core.events import PipelineEvent, PlaybackEnded, ReplyChunk, SpeechStar
 from app.core.playback import PlaybackQueue
 from app.core.ports import Clock
 from app.core.sentences import SentenceGate
-from app.core.stages import EndOfReply, LiveTurn
+from app.core.stages import EndOfReply, LiveTurn, SynthesizerJob
 
 
 class Announcer:
@@ -23,7 +23,7 @@ class Announcer:
         self,
         live: LiveTurn,
         playback: PlaybackQueue,
-        synthesizer_inbox: queue.Queue[object],
+        synthesizer_inbox: queue.Queue[SynthesizerJob],
         clock: Clock,
     ) -> None:
         self.live, self.playback, self.clock = live, playback, clock

@@ -79,7 +79,10 @@ NONFINITE_LOG_EVERY_S = 60.0
 """A stretch that never ends is still logged this often."""
 
 
-class Listener(Worker):
+ListenerJob = MicBlock | PlayedBlock | SetListening | JudgeEndOfTurn
+
+
+class Listener(Worker[ListenerJob]):
     name = "listener"
 
     def __init__(
@@ -136,7 +139,7 @@ class Listener(Worker):
         self._received = 0
         self._stretch_start = self._stretch_end = 0
 
-    def handle(self, item: object) -> None:
+    def handle(self, item: ListenerJob) -> None:
         match item:
             case MicBlock():
                 self._map_clock(item)

@@ -50,6 +50,7 @@ from app.core.stages import (
     Synthesizer,
     Transcriber,
     WarmJob,
+    Worker,
 )
 from app.core.turn import (
     CancelTurn,
@@ -185,7 +186,8 @@ class VoicePipeline:
         )
         self.announcer = Announcer(self.live, self.playback, self.synthesizer.inbox, self.clock)
         self.transcriber = Transcriber(self._bus.put_nowait, engines.asr, self.live, self.clock)
-        self._workers = [self.listener, self.transcriber, self.responder, self.synthesizer]
+        self._workers: list[Worker[Any]] = [
+            self.listener, self.transcriber, self.responder, self.synthesizer]
         self._route = self._routes()
         self._feeder: OutputFeeder | None = None
         self._controller = threading.Thread(target=self._control, name="controller", daemon=True)

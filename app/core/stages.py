@@ -15,6 +15,7 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Generic, TypeVar, cast
 
 from app.core.character import breaks_character
 from app.core.events import (
@@ -63,15 +64,17 @@ class _Stop:
 
 _STOP = _Stop()
 
+Job = TypeVar("Job")
 
-class Worker:
-    """A thread draining an inbox; subclasses implement ``handle``."""
+
+class Worker(Generic[Job]):
+    """A thread draining a typed inbox; subclasses implement ``handle``."""
 
     name = "worker"
 
     def __init__(self, publish: Publish) -> None:
         self.publish = publish
-        self.inbox: queue.Queue[object] = queue.Queue()
+        self.inbox: queue.Queue[Job] = queue.Queue()
         self._handling = False
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
@@ -79,7 +82,7 @@ class Worker:
         self._thread.start()
 
     def stop(self, timeout: float = 5.0) -> None:
-        self.inbox.put(_STOP)
+        self.inbox.put(cast(Job, _STOP))  # the one item outside the inbox's type
         if self._thread.is_alive():
             self._thread.join(timeout)
 
@@ -102,18 +105,18 @@ class Worker:
             finally:
                 self._handling = False
 
-    def handle(self, item: object) -> None:
+    def handle(self, item: Job) -> None:
         raise NotImplementedError
 
 
-class Transcriber(Worker):
+class Transcriber(Worker[StartTurn]):
     name = "asr"
 
     def __init__(self, publish: Publish, asr: SpeechRecognizer, live: LiveTurn, clock: Clock):
         super().__init__(publish)
         self.asr, self.live, self.clock = asr, live, clock
 
-    def handle(self, item: object) -> None:
+    def handle(self, item: StartTurn) -> None:
         assert isinstance(item, StartTurn)  # the turn machine's command is the job
         if not self.live.is_live(item.turn_id):
             return
@@ -153,7 +156,11 @@ class SetVoice:
     speed: float
 
 
-class Responder(Worker):
+ResponderJob = Respond | WarmJob | ExtractJob
+SynthesizerJob = ReplyChunk | EndOfReply | SetVoice
+
+
+class Responder(Worker[ResponderJob]):
     """Streams the LLM through the sentence gate into the synthesizer's inbox."""
 
     name = "llm"
@@ -164,7 +171,7 @@ class Responder(Worker):
         llm: LanguageModel,
         live: LiveTurn,
         clock: Clock,
-        synthesizer_inbox: queue.Queue[object],
+        synthesizer_inbox: queue.Queue[SynthesizerJob],
         max_sentences: int | None = None,
     ) -> None:
         super().__init__(publish)
@@ -172,7 +179,7 @@ class Responder(Worker):
         self.synthesizer_inbox = synthesizer_inbox
         self.max_sentences = max_sentences
 
-    def handle(self, item: object) -> None:
+    def handle(self, item: ResponderJob) -> None:
         if isinstance(item, WarmJob):
             stats = self.llm.warm(item.messages)
             log.info("warmed persona prefix: %d tokens", stats.prompt_tokens)
@@ -246,7 +253,7 @@ class Responder(Worker):
         job.done(None if text is None else "".join(text))
 
 
-class Synthesizer(Worker):
+class Synthesizer(Worker[SynthesizerJob]):
     name = "tts"
 
     def __init__(
@@ -260,7 +267,7 @@ class Synthesizer(Worker):
         super().__init__(publish)
         self.tts, self.live, self.clock, self.playback = tts, live, clock, playback
 
-    def handle(self, item: object) -> None:
+    def handle(self, item: SynthesizerJob) -> None:
         if isinstance(item, EndOfReply):
             self.playback.finish(item.turn_id)
             return
