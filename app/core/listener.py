@@ -68,6 +68,8 @@ ECHO_RESIDUE_RATIO = 0.15
 """While the assistant is audible, a frame the echo canceller took more than ~16 dB out of
 (its output under this share of the microphone's level) is its echo's residue, not the
 user: measured, echo-only frames keep 1-2 % of the level, a voice over it 30-150 %."""
+DIGITAL_SILENCE = 1e-3
+"""Peak below -60 dBFS: no voice can be in the frame."""
 CLOCK_REANCHOR_S = 0.1
 """A microphone block this much later than the stream predicts re-anchors the mapping."""
 ECHO_TAIL_S = 0.5
@@ -267,7 +269,10 @@ class Listener(Worker[ListenerJob]):
             self._since_level = 0
             level = 0.0 if self.muted else float(np.sqrt(np.mean(np.square(frame))))
             self.publish(InputLevel(level=level, at=self.clock_time(self._samples / rate)))
-        probability = 0.0 if self.muted else self.vad.probability(frame)
+        # Digital silence (a muted or virtual input, under -60 dBFS) holds no voice: the
+        # VAD, most of an idle listener's CPU, is not run on it.
+        quiet = float(np.max(np.abs(frame))) < DIGITAL_SILENCE
+        probability = 0.0 if self.muted or quiet else self.vad.probability(frame)
         audible = self.playback.speaking or self.playback.paused
         self._since_audible = 0 if self.playback.speaking else self._since_audible + frame.size
         near = audible or self._since_audible < ECHO_TAIL_S * rate

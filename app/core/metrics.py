@@ -89,7 +89,10 @@ class TurnTimeline:
 
 
 class TimelineRecorder:
-    def __init__(self) -> None:
+    def __init__(self, keep: int | None = None) -> None:
+        self.keep = keep
+        """Turns kept (None: all, for ``run --timeline`` and ``bench``; the app keeps the
+        last few, enough for the HUD, so an evening of talk does not grow it)."""
         self.turns: dict[int, TurnTimeline] = {}
         self.speculative_cancelled = 0
         self.barge_in_stops: list[float] = []
@@ -112,6 +115,9 @@ class TimelineRecorder:
         if isinstance(event, TurnCancelled) and event.reason == NOT_THE_USER:
             self.not_the_user += 1
         if isinstance(event, TurnStarted):
+            if self.keep is not None:
+                for old in [t for t in self.turns if t <= event.turn_id - self.keep]:
+                    del self.turns[old]
             self.turns[event.turn_id] = TurnTimeline(
                 turn_id=event.turn_id,
                 speculative=event.speculative,

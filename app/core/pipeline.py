@@ -103,6 +103,8 @@ class PipelineConfig:
     the user can always ask it to go on."""
     mic_queue_blocks: int = 512
     """Blocks the microphone may run ahead of the listener before blocks are dropped."""
+    timelines_kept: int | None = None
+    """Turn timelines the recorder keeps (None: all; the desktop app keeps the last 64)."""
     words_end_turns: bool = True
     """The speculative transcript at the first pause takes part in the end-of-turn call
     (off: the audio model and the silence alone, as before; ``bench turns`` compares)."""
@@ -149,7 +151,7 @@ class VoicePipeline:
         self.config = config or PipelineConfig()
         self.clock: MonotonicClock = clock or MonotonicClock()
         self.engines = engines
-        self.recorder = TimelineRecorder()
+        self.recorder = TimelineRecorder(self.config.timelines_kept)
         self.machine = TurnMachine(
             Conversation(system_prompt, self._history_budget(system_prompt)),
             speculative=self.config.speculative,

@@ -219,9 +219,14 @@ def endpoint_config(settings: Settings) -> EndpointConfig:
     )
 
 
+APP_TIMELINES_KEPT = 64
+
+
 def pipeline_config(settings: Settings) -> PipelineConfig:
-    """The pipeline's config (endpointing plus the barge-in switch)."""
+    """The desktop app's pipeline config (endpointing, the barge-in switch, and a bounded
+    timeline: the HUD shows the last turns, History keeps the words)."""
     from app.core.pipeline import PipelineConfig
 
-    return PipelineConfig(endpoint=endpoint_config(settings), barge_in=settings.barge_in)
+    return PipelineConfig(endpoint=endpoint_config(settings), barge_in=settings.barge_in,
+                          timelines_kept=APP_TIMELINES_KEPT)
 

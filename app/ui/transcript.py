@@ -35,6 +35,10 @@ def reply_html(entry: TurnEntry) -> str:
     return " ".join(parts)
 
 
+MAX_ROWS = 150
+"""Turns shown in the transcript; older ones are in Conversation -> History."""
+
+
 class _Bubble(QLabel):
     """A word-wrapped label sized to its text (Qt would otherwise wrap it to a narrow column)."""
 
@@ -153,7 +157,16 @@ class TranscriptView(QScrollArea):
             self._rows[entry.turn_id] = row
             self._layout.insertWidget(self._layout.count() - 1, row)
             self._hint.hide()
+            self._keep_recent()
         row.show_entry(entry)
+
+    def _keep_recent(self) -> None:
+        """An evening of talk must not grow the window without end (every row is widgets,
+        and Qt lays them all out): the oldest rows leave the screen; History keeps them."""
+        while len(self._rows) > MAX_ROWS:
+            oldest = min(self._rows)
+            self.model.turns.pop(oldest, None)
+            self._rows.pop(oldest).deleteLater()
 
     def remove(self, turn_id: int) -> None:
         """Take a turn off the screen: its words were carried into the next turn."""

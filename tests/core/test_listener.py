@@ -239,3 +239,20 @@ def test_a_reply_that_starts_while_the_user_talks_waits_for_them() -> None:
         playback.pull(512)
         listener.handle(MicBlock(quiet(0.032)))
     assert not playback.paused  # nobody dropped it: it plays once the user is done
+
+
+def test_digital_silence_is_not_run_through_the_vad() -> None:
+    class CountingVad(FakeVoiceActivity):
+        calls = 0
+
+        def probability(self, frame: FloatAudio) -> float:
+            CountingVad.calls += 1
+            return super().probability(frame)
+
+    events: list[PipelineEvent] = []
+    listener = Listener(events.append, CountingVad(), Endpointer(CFG),
+                        PlaybackQueue(16_000, events.append))
+    listener.handle(MicBlock(quiet(1.0)))
+    assert CountingVad.calls == 0
+    listener.handle(MicBlock(loud(0.5)))
+    assert CountingVad.calls > 0 and [e for e in events if type(e).__name__ == "SpeechStarted"]
