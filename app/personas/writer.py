@@ -7,15 +7,13 @@ own parser before it replaces anything, so a file we write always loads.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import tomli_w
 
 from app.personas.model import Persona
+from app.storage.atomic import write_text_atomically
 from app.storage.safe_read import parse_toml
 
 PERSONA_SUFFIX = ".toml"
@@ -45,22 +43,10 @@ def save_persona(persona: Persona, folder: Path, path: Path | None = None) -> Pa
     fsync and rename, so a crash leaves the old file or the new one, never half of one."""
     text = persona_to_toml(persona)
     target = path or persona_path(folder, persona.id)
-    tmp_name: str | None = None
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".persona-", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, target)
-        tmp_name = None
+        write_text_atomically(target, text)
     except OSError as exc:
         raise PersonaSaveError(f"could not save {target}: {exc.strerror or exc}") from exc
-    finally:
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
     return target
 
 

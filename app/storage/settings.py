@@ -8,11 +8,9 @@ half-written file; a failed save raises ``SettingsError`` with a one-line messag
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from app.errors import first_line
 from app.paths import user_config_dir
+from app.storage.atomic import write_text_atomically
 from app.storage.safe_read import UnreadableFileError, UserFileError, parse_json, read_text
 
 if TYPE_CHECKING:
@@ -159,24 +158,10 @@ def save_settings(settings: Settings, path: Path | None = None) -> None:
     """Write ``settings`` atomically; raises SettingsError (disk full, read-only, ...)."""
     path = path or settings_path()
     text = json.dumps(settings.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-    tmp_name: str | None = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=".settings-", suffix=".tmp")
-        if settings.llm_api_key and hasattr(os, "fchmod"):  # Unix; Windows has ACLs
-            os.fchmod(fd, 0o600)  # holds a secret: owner-only, whatever mkstemp did
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
-        tmp_name = None
+    try:  # an API key is a secret: then the file is owner-only
+        write_text_atomically(path, text, owner_only=bool(settings.llm_api_key))
     except OSError as exc:
         raise SettingsError(f"Could not save settings to {path}: {exc.strerror or exc}") from exc
-    finally:
-        if tmp_name is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
 
 
 def _keep_bad_file(path: Path) -> Path | None:
