@@ -10,6 +10,7 @@ hanasu personas list|import FILE|export ID FILE|validate FILE
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import sys
 
@@ -62,6 +63,10 @@ def main(argv: list[str] | None = None) -> int:
     verbose = any(a in ("-v", "--verbose") for a in argv)
     argv = [a for a in argv if a not in ("-v", "--verbose")]
     configure_logging(verbose=verbose)
+    # A crash inside a native library (llama.cpp, CTranslate2, onnxruntime, PortAudio) then
+    # leaves every thread's Python stack on stderr instead of a bare "Segmentation fault".
+    if sys.stderr is not None:
+        faulthandler.enable()
     if argv and argv[0] == "personas":
         from app.cli.personas import main as personas_main
 
