@@ -10,6 +10,7 @@ hanasu personas list|import FILE|export ID FILE|validate FILE
 from __future__ import annotations
 
 import argparse
+import contextlib
 import faulthandler
 import logging
 import sys
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging(verbose=verbose)
     # A crash inside a native library (llama.cpp, CTranslate2, onnxruntime, PortAudio) then
     # leaves every thread's Python stack on stderr instead of a bare "Segmentation fault".
-    if sys.stderr is not None:
+    with contextlib.suppress(AttributeError, ValueError, OSError):  # stderr without a file
         faulthandler.enable()
     if argv and argv[0] == "personas":
         from app.cli.personas import main as personas_main

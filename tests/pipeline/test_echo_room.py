@@ -54,8 +54,10 @@ def test_without_echo_cancellation_it_interrupts_itself(
 ) -> None:
     result = run_file(engines, persona, question, max_wait_s=8, room=ROOM)
     first = result.turns[0]
-    assert first.barge_in is not None, "the simulated room should make it hear itself"
-    assert len(result.turns) >= 2
+    # Without the canceller its own voice reaches the VAD: the reply keeps pausing for it
+    # (its words then show it was its own echo) or interrupts itself outright.
+    heard_itself = bool(result.barge_in_stops) or first.barge_in is not None
+    assert heard_itself, "the simulated room should make it hear itself"
 
 
 def test_with_echo_cancellation_the_reply_plays_to_the_end(
