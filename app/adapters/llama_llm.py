@@ -14,6 +14,7 @@ holds turn N. ``warm`` evaluates the persona prefix ahead of the first turn.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import importlib.util
 import logging
 import os
@@ -199,6 +200,9 @@ class LlamaLanguageModel:
         kwargs: dict[str, Any] = {
             "n_gpu_layers": layers,
             "n_ctx": n_ctx,
+            # None: llama-cpp-python's default, half the cores. Every core decoded SmolLM2 at
+            # 105 instead of 73 tokens/s on 2 cores; not the default yet: measured while the
+            # app could crash at exit (see app.__main__._leave), so not shown to be safe.
             "n_threads": n_threads,
             "verbose": False,
             # Keep the full-size sliding-window cache (Gemma): prefix reuse depends on it.
@@ -206,9 +210,19 @@ class LlamaLanguageModel:
         }
         if seed is not None:
             kwargs["seed"] = seed
+        from app.adapters.llama_amx import extra_buffers_allowed, without_extra_buffers
+        from app.paths import user_data_dir
+
+        self.extra_buffers = extra_buffers_allowed(
+            llama_cpp, path, layers, user_data_dir() / "llama-amx-verdicts.json"
+        )
+        loading = contextlib.nullcontext() if self.extra_buffers else without_extra_buffers(
+            llama_cpp
+        )
         started = time.perf_counter()
         try:
-            self._llm: Any = llama_cpp.Llama(os.fspath(path), **kwargs)
+            with loading:
+                self._llm: Any = llama_cpp.Llama(os.fspath(path), **kwargs)
         except Exception as exc:
             raise EngineLoadError(
                 f"language model {path} could not be loaded: {first_line(exc)}"
