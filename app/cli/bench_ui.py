@@ -1,7 +1,9 @@
 """``hanasu bench --ui``: the desktop targets, measured on the real app in subprocesses.
 
-Targets (the desktop issue): the window is visible < 1.5 s after launch; the UI thread is
-never blocked > 50 ms during a turn; idle CPU while listening is < 5 % of one core.
+Targets (the desktop issue; issue 7 for idle CPU): the window is visible < 1.5 s after
+launch; the UI thread is never blocked > 50 ms during a turn; idle CPU while listening is
+< 3 % of one core. The load average is printed with the idle CPU: on a shared machine a
+busy neighbour makes every thread's wake-ups dearer.
 
 * Startup, ``--launches`` times: ``python -m app`` with ``HANASU_EXIT_WHEN_READY=1``. The
   app prints the wall-clock (``time.time``) moments of its window's first paint and of
@@ -45,7 +47,7 @@ from app.cli.virtual_audio import Pulse, Xvfb, missing_tools, stop_process
 ROOT = Path(__file__).resolve().parents[2]
 WINDOW_VISIBLE_TARGET_S = 1.5
 TURN_STALL_TARGET_MS = 50.0
-IDLE_CPU_TARGET_PERCENT = 5.0
+IDLE_CPU_TARGET_PERCENT = 3.0
 
 _STALLS = re.compile(
     r"max UI stall (?P<all>[\d.]+) ms \(after engines ready (?P<ready>[\d.]+) ms; "
@@ -79,6 +81,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=3.0,
         help="wait after the devices opened before measuring idle CPU",
+    )
+    parser.add_argument(
+        "--room-noise",
+        type=float,
+        default=None,
+        metavar="DBFS",
+        help="play a pink-noise floor at this level (e.g. -55) into the virtual microphone "
+        "while idle CPU is measured: a real microphone is never digitally silent, and the "
+        "VAD runs on every frame of a noisy one",
     )
     parser.add_argument(
         "--questions", type=int, default=1, help="spoken questions in the live launch (default 1)"
@@ -290,6 +301,23 @@ def _question_wav(folder: Path, index: int, text: str) -> Path:
     return path
 
 
+def room_noise_wav(folder: Path, dbfs: float, seconds: float, rate: int = 16_000) -> Path:
+    """Pink noise (power falling 3 dB an octave, like a room and a cheap microphone's
+    self-noise) at an RMS of ``dbfs``, seeded so every run hears the same floor."""
+    import numpy as np
+    import soundfile
+
+    rng = np.random.default_rng(7)
+    n = int(seconds * rate)
+    spectrum = np.fft.rfft(rng.standard_normal(n))
+    spectrum /= np.sqrt(np.maximum(np.arange(spectrum.size), 1.0))
+    noise = np.fft.irfft(spectrum, n)
+    noise *= 10 ** (dbfs / 20) / float(np.sqrt(np.mean(np.square(noise))))
+    path = folder / f"room-noise{dbfs:+.0f}dBFS.wav"
+    soundfile.write(str(path), noise.astype(np.float32), rate, subtype="FLOAT")
+    return path
+
+
 def live_launch(env: _Environment, args: argparse.Namespace, folder: Path) -> dict[str, Any]:
     """Idle CPU while listening, then spoken turns, then SIGTERM and the stall report."""
     missing = [t for t in ("paplay", "espeak-ng") if shutil.which(t) is None]
@@ -320,12 +348,22 @@ def live_launch(env: _Environment, args: argparse.Namespace, folder: Path) -> di
                 f"engines/devices not up after {args.timeout:.0f} s:\n{_read(log_path)[-3000:]}"
             )
         result["devices_open_s"] = round(time.monotonic() - launched, 3)
+        noise = None
+        if args.room_noise is not None:  # under the settle time too: the level meter moves
+            seconds = args.settle_seconds + args.idle_seconds + 5
+            wav = room_noise_wav(folder, args.room_noise, seconds)
+            noise = subprocess.Popen(["paplay", "-d", "micfeed", str(wav)])
+            result["room_noise_dbfs"] = args.room_noise
         time.sleep(args.settle_seconds)
+        result["load_average_before"] = round(os.getloadavg()[0], 2)
         threads_before = _thread_cpu(proc.pid)
         cpu_before, wall_before = cpu_seconds(proc.pid), time.monotonic()
         time.sleep(args.idle_seconds)
         cpu_after, wall_after = cpu_seconds(proc.pid), time.monotonic()
         threads_after = _thread_cpu(proc.pid)
+        if noise is not None:
+            stop_process(noise)
+        result["load_average_after"] = round(os.getloadavg()[0], 2)
         wall = wall_after - wall_before
         result["idle_seconds"] = round(wall, 2)
         result["idle_cpu_percent"] = round(100.0 * (cpu_after - cpu_before) / wall, 2)
@@ -405,7 +443,7 @@ def build_report(
             replied and live["max_ui_stall_during_turns_ms"] < TURN_STALL_TARGET_MS
         )
     if isinstance(live.get("idle_cpu_percent"), float):
-        targets["idle CPU < 5 % of one core"] = live["idle_cpu_percent"] < IDLE_CPU_TARGET_PERCENT
+        targets["idle CPU < 3 % of one core"] = live["idle_cpu_percent"] < IDLE_CPU_TARGET_PERCENT
     report["targets"] = targets
     return report
 
@@ -446,7 +484,12 @@ def format_report(report: dict[str, Any]) -> str:
             )
             lines.append(
                 f"  idle CPU while listening: {live['idle_cpu_percent']:.2f} % of one "
-                f"core over {live['idle_seconds']:.1f} s ({threads})"
+                f"core over {live['idle_seconds']:.1f} s, "
+                + (f"room noise {live['room_noise_dbfs']:.0f} dBFS" if "room_noise_dbfs" in live
+                   else "digitally silent microphone")
+                + f" ({threads}); load average "
+                f"{live.get('load_average_before')} before, {live.get('load_average_after')} "
+                f"after, {os.cpu_count()} CPUs"
             )
         for turn in live.get("turns", []):
             state = "reply played" if turn["replied"] else "NO REPLY"

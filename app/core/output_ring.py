@@ -35,11 +35,22 @@ class OutputRing:
         """Samples written so far (the feeder's counter)."""
         self._read = 0
         """Samples read so far (the callback's counter)."""
+        self.writer_idle = True
+        """Set by the writer while it sleeps for want of audio (see ``idle``)."""
+        self.on_refill: Callable[[], None] | None = None
+        """Called by the writer when it wakes with audio to write after an idle spell (on
+        its own thread, before the first write): a reader that paused its device while
+        idle (``DeviceAudio``) starts it again."""
         self.starved = 0
-        """Callbacks that found fewer samples than they needed (silence filled in)."""
+        """Callbacks that found fewer samples than they needed (silence filled in; while
+        the app is idle that is every callback, by design)."""
 
     def buffered(self) -> int:
         return self._written - self._read
+
+    def idle(self) -> bool:
+        """Nothing buffered and the writer asleep: a reader may pause until ``on_refill``."""
+        return self.writer_idle and self.buffered() == 0
 
     def write(self, samples: FloatAudio) -> int:
         """Feeder side: copy what fits; returns how many samples were taken."""
@@ -93,6 +104,8 @@ class OutputFeeder:
         (the callback plays silence meanwhile), so an idle app does not tick 200 times a
         second."""
         self._stop = threading.Event()
+        self.idle_waits = 0
+        """Times the feeder went to sleep for want of audio (tests, diagnostics)."""
         self._thread = threading.Thread(target=self._run, name="speaker-feed", daemon=True)
 
     def start(self) -> None:
@@ -110,12 +123,33 @@ class OutputFeeder:
             plays_at = self._now() + self.ring.buffered() / self._rate
             self.ring.write(self._pull(self._block, plays_at))
 
+    def _refill(self) -> None:
+        """Leaving an idle spell: tell the reader (its device may be paused)."""
+        self.ring.writer_idle = False  # before the call: a reader pausing now sees it
+        wake = self.ring.on_refill
+        if wake is not None:
+            try:
+                wake()
+            except Exception:
+                log.exception("waking the speaker failed")
+
     def _run(self) -> None:
         pace = self._block / self._rate / 2
         while not self._stop.is_set():
-            if not self._has_work() and self.ring.buffered() == 0:
-                self._wake.wait(IDLE_WAIT_S)
+            if not self._has_work():
+                # Nothing to play: let the device drain what is in the ring and play
+                # silence (the callback fills it in) instead of topping up with silence
+                # 100 times a second. Clear before the second look, so a ``wake.set()``
+                # after it is never lost; the first block of a reply then lands in an
+                # empty ring, i.e. it is heard no later than while topping up.
                 self._wake.clear()
+                if not self._has_work():
+                    self.ring.writer_idle = True
+                    self.idle_waits += 1
+                    self._wake.wait(IDLE_WAIT_S)
+                    continue
+            if self.ring.writer_idle:
+                self._refill()
             try:
                 self.top_up()
             except Exception:  # the speaker keeps playing silence; the next round retries

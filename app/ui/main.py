@@ -10,13 +10,14 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 import sys
 import threading
 import time
 from collections.abc import Callable
 from types import FrameType
 
-from PySide6.QtCore import QEvent, QObject, QTimer
+from PySide6.QtCore import QEvent, QObject, QSocketNotifier, QTimer
 from PySide6.QtWidgets import QApplication
 
 from app.core.events import AssistantState
@@ -24,7 +25,9 @@ from app.personas.loader import load_persona_library
 from app.storage.database import open_database
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings, load_settings_with_notice, save_settings
+from app.ui.gc_freeze import freeze_startup_objects
 from app.ui.notices import Notice
+from app.ui.serial_paint import paint_serially
 from app.ui.session import Session
 from app.ui.theme import apply_theme
 from app.ui.tray import create_tray
@@ -79,6 +82,7 @@ def open_keeper() -> _WindowKeeper:
 
 def run_app(fake_engines: bool = False) -> int:
     started = time.perf_counter()
+    paint_serially()  # before QApplication: Qt's paint thread pool stalls the GUI thread
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     app.setApplicationName("Hanasu")
@@ -107,6 +111,7 @@ def run_app(fake_engines: bool = False) -> int:
     def ready(pipeline: object) -> None:
         timings["ready_ms"] = (time.perf_counter() - started) * 1000
         epoch["ready"] = time.time()
+        freeze_startup_objects()  # full collections then skip start-up's objects
         window.stall.mark()
         log.info("engines ready %.0f ms after run_app", timings["ready_ms"])
         if _exit_when_ready():
@@ -167,8 +172,11 @@ def _quit_on_signals(app: QApplication) -> Callable[[], None]:
     pipeline and closes the audio devices; a second signal kills the process at once.
 
     Python runs signal handlers only when the interpreter gets control, and Qt's event
-    loop is C++: a timer wakes the interpreter a few times a second. Returns a function
-    that puts the previous handlers back.
+    loop is C++. Rather than a timer waking the interpreter a few times a second (five
+    needless wake-ups a second while idle), Python's C handler writes each signal to a
+    socket (``signal.set_wakeup_fd``) that a ``QSocketNotifier`` watches: the loop wakes
+    only when a signal came, and the slot returning to Python runs the handler. Returns a
+    function that puts the previous handlers back.
     """
     if threading.current_thread() is not threading.main_thread():
         return lambda: None  # signal.signal only works on the main thread
@@ -183,14 +191,27 @@ def _quit_on_signals(app: QApplication) -> Callable[[], None]:
 
     for sig in signals:
         signal.signal(sig, handle)
-    wake = QTimer(app)
-    wake.setInterval(200)
-    wake.timeout.connect(lambda: None)  # nothing to do: returning to Python is the point
-    wake.start()
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    notifier = QSocketNotifier(reader.fileno(), QSocketNotifier.Type.Read, app)
+
+    def woken() -> None:  # back in Python: the handler has run; empty the socket
+        try:
+            while reader.recv(64):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    notifier.activated.connect(woken)
 
     def restore() -> None:
-        wake.stop()
-        wake.deleteLater()
+        notifier.setEnabled(False)
+        notifier.deleteLater()
+        signal.set_wakeup_fd(previous_fd)
+        reader.close()
+        writer.close()
         for sig, handler in previous.items():
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 

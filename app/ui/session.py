@@ -183,6 +183,8 @@ class Session(QObject):
             self._post(DeviceProblem(False, f"Audio devices are unavailable: {exc}"))
             return None
         try:
+            # the output callback only copies from a buffer the pipeline keeps filled
+            ring = pipeline.device_output(pipeline.engines.tts.sample_rate // 100)
             devices = audio_devices.DeviceAudio(
                 input_device=settings.input_device,
                 output_device=settings.output_device,
@@ -190,10 +192,12 @@ class Session(QObject):
                 push=pipeline.push_audio,
                 pull=pipeline.pull_audio,
                 on_status=self._post,
-                # the output callback only copies from a buffer the pipeline keeps filled
-                read_into=pipeline.device_output(
-                    pipeline.engines.tts.sample_rate // 100).read_into,
+                read_into=ring.read_into,
+                # the speaker stream pauses while there is nothing to play, and the
+                # buffer's writer starts it again as soon as a reply opens
+                output_idle=ring.idle,
             )
+            ring.on_refill = devices.wake_output
             devices.start()
         except Exception as exc:
             log.warning("cannot open audio devices: %s", exc)

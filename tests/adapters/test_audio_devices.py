@@ -436,3 +436,103 @@ def test_output_callback_only_copies_from_the_prepared_buffer() -> None:
     audio._output_callback(outdata, 441, None, None)
     assert np.all(outdata[:300, 0] == 0.25) and np.all(outdata[300:, 0] == 0.0)
     assert ring.starved == 1
+
+
+class _FakeStream:
+    """What the watchdog and ``wake_output`` use of a PortAudio stream."""
+
+    def __init__(self) -> None:
+        self.active = True
+        self.calls: list[str] = []
+
+    def abort(self) -> None:
+        self.calls.append("abort")
+        self.active = False
+
+    def start(self) -> None:
+        self.calls.append("start")
+        self.active = True
+
+
+def test_idle_speaker_stream_pauses_and_wakes_without_counting_as_a_failure() -> None:
+    idle = {"now": True}
+    audio = DeviceAudio(None, None, OUTPUT_RATE, lambda block: None, silence,
+                        lambda status: None, output_idle=lambda: idle["now"],
+                        pause_output_after=0.05)
+    out, mic = _FakeStream(), _FakeStream()
+    audio._out_stream, audio._in_stream = out, mic
+    audio._pace_output()  # idle seen: the clock starts
+    assert out.calls == []
+    time.sleep(0.06)
+    audio._pace_output()
+    assert out.calls == ["abort"] and audio.output_paused
+    audio._in_calls += 1  # the microphone still flows
+    assert audio._probe() is None  # a paused speaker is not a disconnected one
+    audio._pace_output()
+    assert out.calls == ["abort"]
+    idle["now"] = False
+    audio.wake_output()  # the buffer's writer has audio again
+    assert out.calls == ["abort", "start"] and not audio.output_paused
+    audio._pace_output()  # busy: stays open, and the idle clock starts afresh
+    idle["now"] = True
+    audio._pace_output()
+    audio._pace_output()
+    assert out.calls == ["abort", "start"]
+
+
+def test_a_missed_wake_is_caught_by_the_watchdog() -> None:
+    idle = {"now": True}
+    audio = DeviceAudio(None, None, OUTPUT_RATE, lambda block: None, silence,
+                        lambda status: None, output_idle=lambda: idle["now"],
+                        pause_output_after=0.0001)
+    out = _FakeStream()
+    audio._out_stream = out
+    audio._pace_output()
+    time.sleep(0.001)
+    audio._pace_output()
+    assert audio.output_paused
+    idle["now"] = False  # audio came, nobody called wake_output
+    audio._pace_output()
+    assert out.calls == ["abort", "start"] and not audio.output_paused
+
+
+def test_without_output_idle_the_speaker_never_pauses() -> None:
+    audio = DeviceAudio(None, None, OUTPUT_RATE, lambda block: None, silence,
+                        lambda status: None, pause_output_after=0.0001)
+    out = _FakeStream()
+    audio._out_stream = out
+    for _ in range(3):
+        audio._pace_output()
+        time.sleep(0.001)
+    assert out.calls == [] and not audio.output_paused
+
+
+@pytest.mark.slow
+def test_speaker_pauses_while_idle_and_restarts_fast(
+    pulse: dict[str, str], recorder: Recorder, make_audio: Callable[..., DeviceAudio]
+) -> None:
+    from app.core.output_ring import OutputRing
+
+    ring = OutputRing(4_800)
+    audio = make_audio(read_into=ring.read_into, output_idle=ring.idle,
+                       pause_output_after=0.2, watchdog_interval=0.05)
+    ring.on_refill = audio.wake_output
+    audio.start()
+    assert wait_for(lambda: recorder.samples() > 3_200)  # PulseAudio may start late
+    assert wait_for(lambda: audio.output_paused, timeout=5)
+    calls, samples = audio._out_calls, recorder.samples()
+    time.sleep(0.4)
+    assert audio._out_calls == calls  # no speaker callbacks while paused
+    assert recorder.samples() > samples + 3_200  # the microphone kept flowing
+    assert all(s.ok for s in recorder.statuses), recorder.statuses
+    ring.writer_idle = False  # what OutputFeeder does when a reply opens
+    woken = time.perf_counter()
+    ring.on_refill()
+    ring.write(np.full(2_400, 0.25, np.float32))
+    while audio._out_calls == calls and time.perf_counter() - woken < 2:
+        time.sleep(0.001)
+    restart_ms = (time.perf_counter() - woken) * 1000
+    print(f"speaker restart to first callback: {restart_ms:.1f} ms")
+    assert restart_ms < 100
+    assert wait_for(lambda: ring.buffered() == 0, timeout=2)  # it played the audio
+    assert audio.output_pauses == 1

@@ -76,3 +76,47 @@ def test_an_idle_feeder_sleeps_until_there_is_something_to_play() -> None:
     feeder.stop()
     assert idle_pulls == 0
     assert len(pulls) >= 2
+
+
+def test_an_idle_feeder_stays_asleep_while_the_device_drains_the_ring() -> None:
+    """The device keeps calling while the app listens; an idle feeder must not refill the
+    ring with silence (that was 100 wake-ups a second), and audio wakes it at once."""
+    import threading
+
+    pulls: list[int] = []
+    wake = threading.Event()
+    work = {"busy": False}
+    done = threading.Event()
+
+    def pull(frames: int, plays_at: float | None) -> np.ndarray:
+        pulls.append(frames)
+        return np.ones(frames, np.float32)
+
+    feeder = OutputFeeder(pull, lambda: 0.0, sample_rate=1_000, block=10, lead_blocks=2,
+                          has_work=lambda: work["busy"], wake=wake)
+    out = np.zeros(10, np.float32)
+
+    def device() -> None:  # a 10 ms callback draining the ring, like PortAudio's
+        while not done.wait(0.01):
+            feeder.ring.read_into(out)
+
+    drainer = threading.Thread(target=device, daemon=True)
+    drainer.start()
+    feeder.start()
+    try:
+        time.sleep(0.8)  # longer than IDLE_WAIT_S: a timed-out wait must not top up
+        idle_pulls = len(pulls)
+        work["busy"] = True
+        wake.set()
+        deadline = time.monotonic() + 0.1
+        while not pulls and time.monotonic() < deadline:
+            time.sleep(0.002)
+        woke_after = 0.1 - (deadline - time.monotonic())
+    finally:
+        feeder.stop()
+        done.set()
+        drainer.join(1)
+    assert idle_pulls == 0
+    assert pulls, "woken feeder never pulled"
+    assert woke_after < 0.05
+    assert feeder.idle_waits >= 2

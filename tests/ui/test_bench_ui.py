@@ -68,4 +68,23 @@ def test_live_launch_with_fake_engines(tmp_path: Path) -> None:
     assert live["exit_code"] == 0
     assert set(report["targets"]) == {
         "window visible < 1.5 s (p90)", "UI stall during turns < 50 ms",
-        "idle CPU < 5 % of one core"}
+        "idle CPU < 3 % of one core"}
+    assert live["load_average_before"] >= 0 and live["load_average_after"] >= 0
+
+
+def test_room_noise_is_pink_at_the_asked_level(tmp_path: Path) -> None:
+    import numpy as np
+    import soundfile
+
+    from app.cli.bench_ui import room_noise_wav
+
+    path = room_noise_wav(tmp_path, -55.0, 4.0)
+    noise, rate = soundfile.read(str(path), dtype="float32")
+    assert rate == 16_000 and noise.size == 4 * 16_000
+    level = 20 * np.log10(float(np.sqrt(np.mean(np.square(noise)))))
+    assert abs(level - -55.0) < 0.1
+    power = np.abs(np.fft.rfft(noise)) ** 2
+    freqs = np.fft.rfftfreq(noise.size, 1 / rate)
+    low = power[(freqs > 100) & (freqs < 200)].mean()
+    high = power[(freqs > 3200) & (freqs < 6400)].mean()
+    assert 20 < low / high < 60  # about 3 dB an octave over five octaves (~15 dB)
