@@ -52,16 +52,18 @@ class FakeRecognizer:
 
 
 class FakeLanguageModel:
-    """Streams a scripted reply one word per token and simulates llama.cpp prefix reuse."""
+    """Streams a scripted reply one word per token and simulates llama.cpp prefix reuse.
+
+    ``reply`` may be several replies: one per call, in turn, the last one repeating."""
 
     def __init__(
         self,
-        reply: str = (
+        reply: str | Sequence[str] = (
             "I am Hanasu, a voice companion. It is nice to meet you! What shall we talk about?"
         ),
         token_delay_s: float = 0.0,
     ) -> None:
-        self._reply = reply
+        self._replies = [reply] if isinstance(reply, str) else list(reply)
         self._token_delay_s = token_delay_s
         self._cached_prompt = ""
         self.prompts: list[list[ChatMessage]] = []
@@ -99,7 +101,8 @@ class FakeLanguageModel:
         stats = self._evaluate(messages)
         if on_prompt is not None:
             on_prompt(stats)
-        words = self._reply.split(" ")
+        reply = self._replies[min(len(self.prompts), len(self._replies)) - 1]
+        words = reply.split(" ")
         for i, word in enumerate(words):
             if cancelled():
                 return

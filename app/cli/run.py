@@ -40,9 +40,15 @@ from app.adapters.file_audio import (
 )
 from app.adapters.llama_llm import PromptTooLongError
 from app.cli.server_options import add_llm_server_arguments, api_key_from_env
-from app.core.events import FloatAudio
+from app.core.events import EngineNotice, FloatAudio, PipelineEvent
 from app.core.metrics import TurnTimeline
-from app.core.pipeline import Engines, MonotonicClock, PipelineConfig, VoicePipeline
+from app.core.pipeline import (
+    Engines,
+    MonotonicClock,
+    PipelineConfig,
+    VoicePipeline,
+    llm_language_notice,
+)
 from app.core.ports import EchoCanceller, TurnDetector
 from app.engines import (
     EngineChoice,
@@ -166,6 +172,11 @@ def run_file(
         engines, persona.full_system_prompt(), config, clock, echo, turn_detector
     )
     pipeline.set_reply_options(persona.llm.temperature, persona.llm.reply_sentences)
+    pipeline.set_languages(persona.spoken_languages())  # Whisper's language, the voices
+    pipeline.set_voice(persona.voice.kokoro, persona.voice.speed)
+    ack = persona.acknowledgement  # in the voice just set, made ready before the clock starts
+    pipeline.set_acknowledgement(ack.after_s, ack.phrases_for(persona.language), persona.language)
+    pipeline.add_observer(_say_notices)
     speaker = FileSpeaker(engines.tts.sample_rate, clock)
     echo_room = EchoRoom(speaker, room.delay_s, room.gain) if room else None
     mic = FileMicrophone(audio, clock, room=echo_room)
@@ -198,11 +209,20 @@ def run_file(
     )
 
 
+def _say_notices(event: PipelineEvent) -> None:
+    """A voice that fell back while running (a language's voice missing): said on stderr."""
+    if isinstance(event, EngineNotice):
+        print(f"hanasu: {event.message}", file=sys.stderr)
+
+
 def _wait_until_warm(
     pipeline: VoicePipeline, stop: threading.Event, timeout_s: float = 120.0
 ) -> None:
+    """The persona's prefix evaluated and its languages' recognizer and voices loaded."""
+    stages = (pipeline.responder, pipeline.transcriber, pipeline.synthesizer)
     deadline = time.monotonic() + timeout_s
-    while pipeline.responder.busy() and time.monotonic() < deadline and not stop.is_set():
+    while (any(stage.busy() for stage in stages) and time.monotonic() < deadline
+           and not stop.is_set()):
         time.sleep(0.01)
 
 
@@ -266,7 +286,8 @@ def load_persona_and_engines(args: argparse.Namespace) -> tuple[Persona, Engines
         llm_api_key=api_key_from_env(args),
     )
     engines = build_engines(choice)
-    for notice in engines.notices:  # a voice fallback and the like: said, not only logged
+    language_notice = llm_language_notice(engines, persona.name, persona.spoken_languages())
+    for notice in [*engines.notices, *filter(None, [language_notice])]:  # said, not only logged
         print(f"hanasu: {notice}", file=sys.stderr)
     try:
         warm_engines(engines, persona.full_system_prompt())
@@ -321,6 +342,20 @@ def _signals_stop(handler: _SignalStop) -> Iterator[None]:
             signal.signal(sig, old)
 
 
+def _interrupted_while_loading(exc: BaseException, stopper: _SignalStop) -> int | None:
+    """The signal number when ``exc`` is the loading being abandoned, else None.
+
+    The handler's raise can surface as another error: raised while a C extension
+    initialises (``import ctranslate2``), it becomes "ImportError: initialization failed"
+    with the interruption as its cause. Any error after a signal, before streaming, is
+    the interruption."""
+    if isinstance(exc, _Interrupted):
+        return exc.signum
+    if stopper.signum is not None and not stopper.streaming:
+        return stopper.signum
+    return None
+
+
 def _signal_name(signum: int) -> str:
     return signal.Signals(signum).name
 
@@ -345,6 +380,8 @@ def main(args: argparse.Namespace) -> int:
                 build_turn_detector() if args.smart_turn and not args.fake_engines else None
             )
             keeper = None if args.no_history else open_keeper()
+            if stopper.signum is not None:  # a library swallowed the raise while loading
+                raise _Interrupted(stopper.signum)
             stopper.streaming = True
             try:
                 result = run_file(
@@ -355,13 +392,16 @@ def main(args: argparse.Namespace) -> int:
                 if keeper is not None:
                     keeper.close()  # the queued writes are done before it returns
             stopper.streaming = False
-    except _Interrupted as exc:
+    except BaseException as exc:
+        signum = _interrupted_while_loading(exc, stopper)
+        if signum is None:
+            raise
         print(
-            f"hanasu: interrupted ({_signal_name(exc.signum)}) before the input was played;"
+            f"hanasu: interrupted ({_signal_name(signum)}) before the input was played;"
             " nothing written",
             file=sys.stderr,
         )
-        return 128 + exc.signum
+        return 128 + signum
     _write_outputs(args, result)
     if result.interrupted and stopper.signum is not None:
         written = f"{result.output.size / result.sample_rate:.1f} s to {args.output}"

@@ -8,6 +8,7 @@ Pure and cheap: called once per pause.
 
 from __future__ import annotations
 
+from difflib import SequenceMatcher
 from enum import Enum
 
 
@@ -126,8 +127,12 @@ BACKCHANNELS = frozenset({
 })
 """Listener noises that show attention, not a wish to interrupt."""
 
-ECHO_SHARE = 0.75
-"""Speech whose words are mostly the assistant's own recent words is its echo."""
+ECHO_SHARE = 0.6
+"""Speech whose words mostly repeat runs of the assistant's recent words is its echo."""
+ECHO_RUN_WORDS = 3
+"""Words an echo repeats in the assistant's order, at least (fewer if the speech is shorter).
+A bag of words is not enough: after a story, "what", "time", "is" and "it" are all among
+the assistant's words, yet "What time is it?" is a question, not the story coming back."""
 
 
 def not_a_request(text: str, assistant_words: list[str], reply_still_going: bool) -> bool:
@@ -142,7 +147,20 @@ def not_a_request(text: str, assistant_words: list[str], reply_still_going: bool
         return True
     if reply_still_going and said in BACKCHANNELS:
         return True
-    own = {w for w in _words(" ".join(assistant_words)) if w}
-    if len(words) >= 2 and own:
-        return sum(w in own for w in words) / len(words) >= ECHO_SHARE
+    if len(words) >= 2:
+        own = [w for w in _words(" ".join(assistant_words)) if w]
+        return echoed_share(words, own) >= ECHO_SHARE
     return False
+
+
+def echoed_share(words: list[str], assistant_words: list[str]) -> float:
+    """The share of ``words`` that repeat the assistant's words in order, in runs of at
+    least ``ECHO_RUN_WORDS`` (the whole of shorter speech). Echo comes back as the
+    assistant said it, give or take a word Whisper mishears, which breaks a run but
+    leaves the runs around it."""
+    if not words or not assistant_words:
+        return 0.0
+    shortest = min(ECHO_RUN_WORDS, len(words))
+    matcher = SequenceMatcher(None, assistant_words, words, autojunk=False)
+    repeated = sum(block.size for block in matcher.get_matching_blocks() if block.size >= shortest)
+    return repeated / len(words)

@@ -64,3 +64,22 @@ def test_the_assistants_own_words_coming_back_are_echo() -> None:
     assert not_a_request("a little dragon who loved", said, reply_still_going=True)
     assert not not_a_request("Stop, tell me a joke instead.", said, reply_still_going=True)
     assert not not_a_request("What time is it?", said, reply_still_going=False)
+
+
+def test_a_question_made_of_common_words_after_a_story_is_not_echo() -> None:
+    # every word of the question was somewhere in the story, none in its order: a bag of
+    # words called it echo and the question was lost
+    told = ("Once upon a time, a sailor asked what the sea is hiding. It is deep, and time "
+            "there runs slowly. What a sight it is!")
+    story = told.split()
+    assert not not_a_request("What time is it?", story, reply_still_going=True)
+    assert not not_a_request("Is it time?", story, reply_still_going=False)
+
+
+def test_echo_with_a_misheard_word_is_still_echo() -> None:
+    told = "Once upon a time there was a little dragon who loved bread and honey"
+    said = told.split()
+    # Whisper heard "loves" for "loved": two runs of the assistant's words remain
+    assert not_a_request("the little dragon who loves bread and honey", said, True)
+    assert not_a_request("little dragon", said, reply_still_going=True)  # a short exact run
+    assert not not_a_request("dragon little", said, reply_still_going=False)  # not in order

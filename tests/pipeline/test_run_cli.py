@@ -8,6 +8,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -21,14 +22,24 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 def hanasu(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "app", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    """``python -m app`` with its own empty data and config folders: no conversation from
+    another test is resumed into this one (a story told earlier changes what the model
+    says and what counts as its echo), and none of this one's is left for the next."""
+    with tempfile.TemporaryDirectory() as home:
+        env = {
+            **os.environ,
+            "HANASU_DATA_DIR": os.path.join(home, "data"),
+            "HANASU_CONFIG_DIR": os.path.join(home, "config"),
+        }
+        return subprocess.run(
+            [sys.executable, "-m", "app", *args],
+            cwd=REPO,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
 
 
 def espeak(path: Path, text: str, pad_before: float, pad_after: float) -> None:

@@ -5,10 +5,6 @@ embedded model, 127.0.0.1), and the server's failures as one line."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,28 +13,8 @@ import pytest
 import soundfile
 
 from app.adapters.file_audio import read_audio
-from tests.pipeline.test_run_cli import REPO, espeak, words
+from tests.pipeline.test_run_cli import espeak, hanasu, words
 from tests.support.openai_server import MODEL_ALIAS, LlamaCppServer, free_port, llama_cpp_server
-
-
-def hanasu(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
-    """``python -m app`` with its own empty data and config folders: no conversation from
-    another run is carried into these, and none of theirs is left in the user's."""
-    with tempfile.TemporaryDirectory() as home:
-        env = {
-            **os.environ,
-            "HANASU_DATA_DIR": os.path.join(home, "data"),
-            "HANASU_CONFIG_DIR": os.path.join(home, "config"),
-        }
-        return subprocess.run(
-            [sys.executable, "-m", "app", *args],
-            cwd=REPO,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-            check=False,
-        )
 
 
 @pytest.fixture(scope="module")
