@@ -122,6 +122,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=True,
         help="start ASR/LLM/TTS at the first pause, holding the audio",
     )
+    parser.add_argument(
+        "--first-audio-priority",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="the LLM pauses while the first chunk is synthesized (before/after comparison)",
+    )
+    parser.add_argument(
+        "--acknowledgement",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="say the persona's short acknowledgement when the answer is late",
+    )
     parser.add_argument("--persona", default=None)
     parser.add_argument("--no-baseline", action="store_true", help="skip the naive serial baseline")
     parser.add_argument(
@@ -203,6 +215,17 @@ def stage_costs(turn: TurnTimeline) -> dict[str, float | None]:
         "tts_first_audio": gap(turn.first_chunk_to_tts, turn.tts_first_audio),
         "to_first_sample": gap(turn.tts_first_audio, turn.first_sample_played),
     }
+
+
+def answer_delay_s(turn: TurnTimeline | None) -> float:
+    """How much later than the first sound the answer itself began: 0 without an
+    acknowledgement, else the acknowledgement's lead on the timeline (the speaker track
+    cannot tell "Hmm," from the answer, the timeline can)."""
+    if turn is None or not turn.acknowledgement:
+        return 0.0
+    if turn.answer_played is None or turn.first_sample_played is None:
+        return 0.0
+    return max(0.0, turn.answer_played - turn.first_sample_played)
 
 
 def naive_turn_s(engines: Engines, persona: Persona, audio: FloatAudio, hangover_s: float) -> float:
@@ -299,6 +322,9 @@ def _local_llm(args: argparse.Namespace, persona: Persona) -> LanguageModel:
 
 def main(args: argparse.Namespace) -> int:
     persona, engines = load_persona_and_engines(args)
+    if not args.acknowledgement:
+        persona = persona.model_copy(update={
+            "acknowledgement": persona.acknowledgement.model_copy(update={"phrases": ()})})
     if args.asr_30s_window and hasattr(engines.asr, "short_window"):
         engines.asr.short_window = False
     with tempfile.TemporaryDirectory() as tmp:
@@ -308,7 +334,8 @@ def main(args: argparse.Namespace) -> int:
             else speak_questions(Path(tmp), args.count, args.voice)
         )
         inputs = [with_silence(read_audio(p)) for p in paths]
-    config = PipelineConfig(speculative=args.speculative)
+    config = PipelineConfig(
+        speculative=args.speculative, first_audio_priority=args.first_audio_priority)
     detector = build_turn_detector() if args.smart_turn and not args.fake_engines else None
     variants = [("server" if args.llm_url else "in_process", engines)]
     if args.llm_url and args.compare_local:
@@ -326,7 +353,9 @@ def main(args: argparse.Namespace) -> int:
             turn = result.turns[0] if result.turns else None
             row: dict[str, object] = {
                 "input": path.name,
-                "voice_to_voice": None if first is None else first - end,
+                "voice_to_voice": None if first is None else first - end + answer_delay_s(turn),
+                "first_sound": None if first is None else first - end,
+                "acknowledgement": turn.acknowledgement if turn else "",
                 "transcript": turn.transcript if turn else "",
                 "reply": turn.heard_text if turn else "",
                 "prefix_reused": turn.prefix_reused if turn else None,
@@ -340,8 +369,11 @@ def main(args: argparse.Namespace) -> int:
             rows[name].append(row)
             v2v = row["voice_to_voice"]
             label = f"{name} {path.name}" if len(variants) > 1 else path.name
+            said = f" (first sound {row['first_sound']:.3f} s: {turn.acknowledgement!r})" if (
+                turn and turn.acknowledgement and isinstance(row["first_sound"], float)) else ""
             print(
-                f"{label}: v2v {v2v:.3f} s" if isinstance(v2v, float) else f"{label}: no reply",
+                f"{label}: v2v {v2v:.3f} s{said}" if isinstance(v2v, float)
+                else f"{label}: no reply",
                 flush=True,
             )
     reports = {name: _report(found) for name, found in rows.items()}
@@ -374,7 +406,11 @@ def _report(rows: list[dict[str, object]]) -> dict[str, object]:
         "between_chunks": len(gaps),
     }
     if v2v:
-        stats["voice_to_voice_s"] = summary(v2v)
+        stats["voice_to_voice_s"] = summary(v2v)  # to the first answer word
+    first_sound = [r["first_sound"] for r in rows if isinstance(r.get("first_sound"), float)]
+    if first_sound:  # the acknowledgement's, where one played
+        stats["first_sound_s"] = summary(first_sound)  # type: ignore[arg-type]
+    stats["acknowledged_turns"] = sum(1 for r in rows if r.get("acknowledgement"))
     naive = [r["naive_serial"] for r in rows if isinstance(r.get("naive_serial"), float)]
     if naive:
         stats["naive_serial_s"] = summary(naive)  # type: ignore[arg-type]

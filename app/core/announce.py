@@ -1,6 +1,6 @@
 """Speaking a fixed text (a persona's greeting) the way a reply is spoken.
 
-The text goes through the same synthesizer inbox and playback queue as a reply, so the
+The text goes to the same synthesizer and playback queue as a reply, so the
 avatar's mouth moves with it and the echo canceller hears it, under turn ids of its own
 (negative, so never one of the turn machine's). It is not a turn: nothing is committed to
 the conversation. When the user starts talking over it, it stops like a barged-in reply.
@@ -9,7 +9,7 @@ Runs on the pipeline's controller thread.
 
 from __future__ import annotations
 
-import queue
+from collections.abc import Callable
 
 from app.core.events import PipelineEvent, PlaybackEnded, ReplyChunk, SpeechStarted
 from app.core.playback import PlaybackQueue
@@ -23,11 +23,11 @@ class Announcer:
         self,
         live: LiveTurn,
         playback: PlaybackQueue,
-        synthesizer_inbox: queue.Queue[SynthesizerJob],
+        to_synthesizer: Callable[[SynthesizerJob], None],
         clock: Clock,
     ) -> None:
         self.live, self.playback, self.clock = live, playback, clock
-        self.synthesizer_inbox = synthesizer_inbox
+        self.to_synthesizer = to_synthesizer
         self.current: int | None = None
         self._next_id = -1
 
@@ -45,8 +45,8 @@ class Announcer:
         self.live.turn_id = turn_id
         self.playback.begin(turn_id, held=False)
         for index, chunk in enumerate(chunks):
-            self.synthesizer_inbox.put(ReplyChunk(turn_id, index, chunk, self.clock.now()))
-        self.synthesizer_inbox.put(EndOfReply(turn_id))
+            self.to_synthesizer(ReplyChunk(turn_id, index, chunk, self.clock.now()))
+        self.to_synthesizer(EndOfReply(turn_id))
         return turn_id
 
     def stop(self) -> None:

@@ -117,6 +117,8 @@ class Transcript:
     turn_id: int
     text: str
     at: float
+    language: str | None = None
+    """Base code of the language heard ("en", "ja", "zh"); None when unknown or no words."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,9 @@ class ReplyChunk:
     index: int
     text: str
     at: float
+    language: str | None = None
+    """The language the reply is in (None: the persona's main language); the synthesizer
+    still reads each chunk's script, so CJK text is never spoken by an English voice."""
 
 
 @dataclass(frozen=True)
@@ -176,6 +181,25 @@ class SpeechAudio:
 
 @dataclass(frozen=True)
 class PlaybackStarted:
+    turn_id: int
+    at: float
+
+
+@dataclass(frozen=True)
+class Acknowledged:
+    """The answer was late: a short acknowledgement ("Hmm,") was queued to play first.
+    It is never part of the reply's text nor of what the user heard in the history."""
+
+    turn_id: int
+    text: str
+    at: float
+
+
+@dataclass(frozen=True)
+class AnswerStarted:
+    """The first sample of the answer itself played, after an acknowledgement (without
+    one, the answer's first sample is the turn's ``PlaybackStarted``)."""
+
     turn_id: int
     at: float
 
@@ -282,6 +306,15 @@ class TurnCommitted:
     heard_text: str
 
 
+@dataclass(frozen=True)
+class EngineNotice:
+    """A one-line problem an engine found while working that the user should see once
+    (a language's voice that could not load and what speaks instead)."""
+
+    message: str
+    at: float
+
+
 PipelineEvent = (
     SpeechStarted
     | SpeechPaused
@@ -296,6 +329,8 @@ PipelineEvent = (
     | ReplyChunk
     | ReplyFinished
     | SpeechAudio
+    | Acknowledged
+    | AnswerStarted
     | PlaybackStarted
     | PlaybackLevel
     | PlaybackEnded
@@ -309,4 +344,5 @@ PipelineEvent = (
     | PlaybackPaused
     | PlaybackResumed
     | TurnTimed
+    | EngineNotice
 )

@@ -9,6 +9,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from app.core.events import (
+    Acknowledged,
+    AnswerStarted,
     BargeIn,
     EndOfTurnDecided,
     PipelineEvent,
@@ -40,11 +42,22 @@ class TurnTimeline:
     end_of_turn: float | None = None
     asr_final: float | None = None
     transcript: str = ""
+    language: str | None = None
+    """The language heard ("en", "ja", "zh"; None: unknown), shown in the HUD."""
+    reply_language: str | None = None
+    """The language the reply was asked for."""
     llm_first_token: float | None = None
     first_chunk_to_tts: float | None = None
     first_chunk_text: str = ""
     tts_first_audio: float | None = None
     first_sample_played: float | None = None
+    """The first sound of the turn: the acknowledgement's when there was one."""
+    acknowledgement: str = ""
+    """The phrase played while the answer was late ("" when none was needed)."""
+    acknowledged_at: float | None = None
+    """When the acknowledgement was queued (the deadline)."""
+    answer_played: float | None = None
+    """The answer's own first sample, when an acknowledgement played before it."""
     playback_ended: float | None = None
     barge_in: float | None = None
     prompt_tokens: int | None = None
@@ -65,18 +78,32 @@ class TurnTimeline:
     def playback_gaps(self) -> list[float]:
         """Silences the speaker waited between consecutive chunks of the reply: each chunk
         starts when both it has arrived and the one before has finished playing."""
-        if self.first_sample_played is None or not self.chunk_audio:
+        first = self.first_answer_word
+        if first is None or not self.chunk_audio:
             return []
         gaps = []
-        playing_until = self.first_sample_played + self.chunk_audio[0][1]
+        playing_until = first + self.chunk_audio[0][1]
         for arrived, seconds in self.chunk_audio[1:]:
             gaps.append(max(0.0, arrived - playing_until))
             playing_until = max(arrived, playing_until) + seconds
         return gaps
 
     @property
+    def first_answer_word(self) -> float | None:
+        """When the answer itself began to play (after the acknowledgement, if any)."""
+        return self.answer_played if self.acknowledgement else self.first_sample_played
+
+    @property
     def voice_to_voice(self) -> float | None:
-        """End of the user's speech to the first sample played (the number users feel)."""
+        """End of the user's speech to the answer's first sample (the number users feel;
+        an acknowledgement before it does not count as the answer)."""
+        if self.speech_end is None or self.first_answer_word is None:
+            return None
+        return self.first_answer_word - self.speech_end
+
+    @property
+    def voice_to_first_sound(self) -> float | None:
+        """End of the user's speech to the first sample played, acknowledgement or answer."""
         if self.speech_end is None or self.first_sample_played is None:
             return None
         return self.first_sample_played - self.speech_end
@@ -84,6 +111,9 @@ class TurnTimeline:
     def as_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["voice_to_voice"] = self.voice_to_voice
+        data["voice_to_first_sound"] = self.voice_to_first_sound
+        data["first_sound"] = self.first_sample_played  # the acknowledgement's, if one played
+        data["first_answer_word"] = self.first_answer_word
         data["playback_gaps"] = self.playback_gaps()
         return data
 
@@ -143,6 +173,7 @@ class TimelineRecorder:
             case Transcript():
                 turn.asr_final = event.at
                 turn.transcript = event.text
+                turn.language = event.language
             case EndOfTurnDecided():
                 turn.end_of_turn_probability = event.probability
                 turn.end_of_turn_text = event.text_verdict
@@ -155,6 +186,7 @@ class TimelineRecorder:
             case ReplyChunk() if turn.first_chunk_to_tts is None:
                 turn.first_chunk_to_tts = event.at
                 turn.first_chunk_text = event.text
+                turn.reply_language = event.language
             case ReplyFinished():
                 turn.reply_text = event.text
             case SpeechAudio():
@@ -163,6 +195,11 @@ class TimelineRecorder:
                 turn.chunk_audio.append((event.at, event.samples.size / event.sample_rate))
             case PlaybackStarted():
                 turn.first_sample_played = event.at
+            case Acknowledged():
+                turn.acknowledgement = event.text
+                turn.acknowledged_at = event.at
+            case AnswerStarted():
+                turn.answer_played = event.at
             case PlaybackEnded():
                 turn.playback_ended = event.at
                 turn.heard_text = event.heard_text

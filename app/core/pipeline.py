@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.core.acknowledgement import Acknowledger, PrepareAcknowledgements
 from app.core.announce import Announcer
 from app.core.conversation import Conversation, history_budget_chars
 from app.core.endpointing import EndpointConfig, Endpointer
@@ -23,11 +24,13 @@ from app.core.events import (
     FloatAudio,
     PipelineEvent,
     PlaybackEnded,
+    ReplyChunk,
     SpeechStarted,
     Transcript,
     TurnCommitted,
     TurnTimed,
 )
+from app.core.languages import base_language, language_name, reply_language_note
 from app.core.listener import Listener, MicBlock, PlayedBlock, SetListening
 from app.core.memory_intents import with_memories
 from app.core.metrics import TimelineRecorder
@@ -43,9 +46,11 @@ from app.core.ports import (
     VoiceActivity,
 )
 from app.core.stages import (
+    EndOfReply,
     ExtractJob,
     LiveTurn,
     Responder,
+    SetLanguages,
     SetVoice,
     Synthesizer,
     Transcriber,
@@ -91,6 +96,25 @@ class Engines:
     notices: tuple[str, ...] = ()
     """One-line problems found while loading that the user should see (a voice that fell
     back to eSpeak, ...): shown by ``hanasu run`` on stderr and in the desktop window."""
+    llm_languages: tuple[str, ...] | None = None
+    """The languages the language model can hold a conversation in (None: any we speak);
+    the embedded SmolLM2-135M speaks English only, so a Japanese persona on it gets a
+    notice pointing to a model that speaks Japanese (``llm_language_notice``)."""
+
+
+def llm_language_notice(engines: Engines, persona_name: str,
+                        languages: Sequence[str]) -> str | None:
+    """One line for a persona whose languages the language model cannot speak, or None."""
+    spoken = getattr(engines, "llm_languages", None)  # stand-in engines may lack it
+    if spoken is None:
+        return None
+    missing = [code for code in languages if base_language(code) not in spoken]
+    if not missing:
+        return None
+    names = " and ".join(language_name(code) for code in missing)
+    return (f"{persona_name} speaks {names}, but the built-in language model answers well "
+            f"only in English: get Gemma 4 in Models… (or use a language model server in "
+            f"Settings) for a real conversation in {names}")
 
 
 @dataclass(frozen=True)
@@ -108,6 +132,8 @@ class PipelineConfig:
     words_end_turns: bool = True
     """The speculative transcript at the first pause takes part in the end-of-turn call
     (off: the audio model and the silence alone, as before; ``bench turns`` compares)."""
+    first_audio_priority: bool = True
+    """The LLM pauses while the reply's first chunk is synthesized (off: both at once)."""
 
 
 @dataclass(frozen=True)
@@ -128,11 +154,19 @@ class _SetSystemPrompt:
 
 
 @dataclass(frozen=True)
+class _SetLanguages:
+    languages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class _Extract:
     key: object
     instruction: str
     done: Callable[[str | None], None]
 
+
+_DEADLINE = object()
+"""What the controller's bus 'gives' when it woke for an acknowledgement's deadline."""
 
 ContextProvider = Callable[[object, str], str]
 """``(conversation key, user text) -> note`` put before the user's words (memories)."""
@@ -163,6 +197,7 @@ class VoicePipeline:
         self._observers: list[Observer] = []
         self._bus: queue.Queue[object] = queue.Queue()
         self.live = LiveTurn()
+        self.live.first_audio_priority = self.config.first_audio_priority
         self.playback = PlaybackQueue(engines.tts.sample_rate, self._bus.put_nowait)
         self.echo = echo
         self.listener = Listener(
@@ -183,14 +218,16 @@ class VoicePipeline:
             engines.llm,
             self.live,
             self.clock,
-            self.synthesizer.inbox,
+            self.send,
             self.config.max_reply_sentences,
         )
-        self.announcer = Announcer(self.live, self.playback, self.synthesizer.inbox, self.clock)
+        self.announcer = Announcer(self.live, self.playback, self.send, self.clock)
+        self.acknowledger = Acknowledger(self.playback, self.live.is_live, self._observe)
         self.transcriber = Transcriber(self._bus.put_nowait, engines.asr, self.live, self.clock)
         self._workers: list[Worker[Any]] = [
             self.listener, self.transcriber, self.responder, self.synthesizer]
         self._route = self._routes()
+        self._jobs = self._job_routes()
         self._feeder: OutputFeeder | None = None
         self._controller = threading.Thread(target=self._control, name="controller", daemon=True)
         self._running = False
@@ -199,6 +236,10 @@ class VoicePipeline:
         ``load_conversation`` and read back per turn with ``key_of``."""
         self._turn_keys: dict[int, object] = {}
         self._context: ContextProvider | None = None
+        self.languages: tuple[str, ...] = ("en",)
+        """The persona's languages, main one first (controller thread)."""
+        self._heard: dict[int, str] = {}
+        """Language heard per recent turn (controller thread)."""
 
     # ---- lifecycle ------------------------------------------------------------------
 
@@ -227,7 +268,7 @@ class VoicePipeline:
 
     def warm(self) -> None:
         """Evaluate the persona prefix in the background so the first turn is warm."""
-        self.responder.inbox.put(WarmJob(self.machine.conversation.system_messages()))
+        self.send(WarmJob(self.machine.conversation.system_messages()))
 
     # ---- audio device callbacks (never block) ---------------------------------------
 
@@ -263,7 +304,7 @@ class VoicePipeline:
     # ---- control from other threads -------------------------------------------------
 
     def set_muted(self, muted: bool) -> None:
-        self.listener.inbox.put(SetListening(muted))
+        self.send(SetListening(muted))
         self._bus.put(_SetMuted(muted))
 
     def say(self, text: str) -> None:
@@ -275,7 +316,23 @@ class VoicePipeline:
     def set_voice(self, voice: str, speed: float) -> None:
         """Switch the voice between chunks, on the TTS thread (never from the GUI thread
         into an engine that may be synthesizing)."""
-        self.synthesizer.inbox.put(SetVoice(voice, speed))
+        self.send(SetVoice(voice, speed))
+        again = self.acknowledger.last_job  # the "Hmm," is remade in the new voice
+        if again is not None:
+            self.send(again)
+
+    def set_languages(self, languages: Sequence[str]) -> None:
+        """A persona's languages (main first): the recognizer pins or detects among them,
+        their voices load now, and a persona with several answers in the one it heard."""
+        codes = tuple(dict.fromkeys(base_language(code) for code in languages)) or ("en",)
+        self._bus.put(_SetLanguages(codes))
+        self.send(SetLanguages(codes))  # to the recognizer and the voices
+
+    def set_acknowledgement(self, after_s: float, phrases: Sequence[str], language: str) -> None:
+        """A persona's "Hmm," for a late answer: the phrases are synthesized now on the TTS
+        thread (in the voice set before this call), so playing one later costs nothing;
+        no phrases turns acknowledgements off."""
+        self.send(self.acknowledger.job(tuple(phrases), after_s, language))
 
     def set_reply_options(self, temperature: float | None, max_sentences: int | None) -> None:
         """A persona's LLM settings (None: the app's defaults) for the next replies."""
@@ -344,11 +401,16 @@ class VoicePipeline:
 
     def _control(self) -> None:
         while True:
-            item = self._bus.get()
+            try:  # wakes for an acknowledgement's deadline too
+                item = self._bus.get(timeout=self.acknowledger.wait_s(self.clock.now()))
+            except queue.Empty:
+                item = _DEADLINE
             if item is None:
                 return
             try:
-                self._dispatch(item)
+                if item is not _DEADLINE:
+                    self._dispatch(item)
+                self.acknowledger.tick(self.clock.now())
             except Exception:
                 log.exception("controller failed on %r", type(item).__name__)
 
@@ -369,7 +431,10 @@ class VoicePipeline:
                 item.prompt, self._history_budget(item.prompt), list(item.exchanges)
             )
             self.conversation_key = item.key
-            self.responder.inbox.put(WarmJob(self.machine.conversation.messages_for("")[:-1]))
+            self.send(WarmJob(self.machine.conversation.messages_for("")[:-1]))
+            return
+        if isinstance(item, _SetLanguages):
+            self.languages = item.languages
             return
         if isinstance(item, _Extract):
             conversation = self.machine.conversation
@@ -378,16 +443,20 @@ class VoicePipeline:
                 item.done(None)
                 return
             messages = conversation.messages_for(item.instruction)
-            self.responder.inbox.put(ExtractJob(messages, self.live.activity, item.done))
+            self.send(ExtractJob(messages, self.live.activity, item.done))
             return
         if isinstance(item, SpeechStarted):
             self.live.activity += 1  # background LLM work stops for the user's words
+        if isinstance(item, Transcript) and item.language is not None:
+            self._heard[item.turn_id] = item.language
+            self._heard.pop(item.turn_id - 256, None)
         event: PipelineEvent = item  # type: ignore[assignment]
         self.announcer.observe(event, self.config.barge_in)
         self._observe(event)
         self._execute(self.machine.handle(event))
 
     def _observe(self, event: PipelineEvent) -> None:
+        self.acknowledger.observe(event)
         self.recorder.observe(event)
         if isinstance(event, PlaybackEnded):
             timeline = self.recorder.turns.get(event.turn_id)
@@ -410,11 +479,36 @@ class VoicePipeline:
             StartTurn: self._start_turn,
             ReleaseTurn: lambda c: self.playback.release(c.turn_id),
             CancelTurn: self._cancel_turn,
-            Respond: lambda c: self.responder.inbox.put(
-                Respond(c.turn_id, self._with_context(c.turn_id, c.messages))),
-            JudgeEndOfTurn: self.listener.inbox.put,
+            Respond: self._respond,
+            JudgeEndOfTurn: self.send,
             ResumePlayback: lambda _c: self.playback.resume(),
         }
+
+    def _job_routes(self) -> dict[type, tuple[Callable[[Any], None], ...]]:
+        """Which worker owns each stage job: the one table every job is handed through,
+        from whichever thread makes it (the responder hands its chunks straight to the
+        voice, with no hop through the controller). Microphone and speaker blocks are
+        the listener's input stream, not jobs: they keep their own bounded path."""
+        hear, respond = self.transcriber.inbox.put, self.responder.inbox.put
+        speak, listen = self.synthesizer.inbox.put, self.listener.inbox.put
+        return {
+            StartTurn: (hear,),
+            SetLanguages: (hear, speak),
+            Respond: (respond,),
+            WarmJob: (respond,),
+            ExtractJob: (respond,),
+            ReplyChunk: (speak,),
+            EndOfReply: (speak,),
+            SetVoice: (speak,),
+            PrepareAcknowledgements: (speak,),
+            JudgeEndOfTurn: (listen,),
+            SetListening: (listen,),
+        }
+
+    def send(self, job: object) -> None:
+        """Hand a stage job to the worker(s) that own it (any thread)."""
+        for deliver in self._jobs[type(job)]:
+            deliver(job)
 
     def _execute(self, commands: list[Command]) -> None:
         for command in commands:
@@ -431,7 +525,20 @@ class VoicePipeline:
         self._turn_keys.pop(command.turn_id - 256, None)  # old turns' keys
         self.live.turn_id = command.turn_id
         self.playback.begin(command.turn_id, held=command.held)
-        self.transcriber.inbox.put(command)
+        self.send(command)
+
+    def _respond(self, command: Respond) -> None:
+        language = self.reply_language(command.turn_id)
+        messages = self._with_context(command.turn_id, command.messages)
+        if len(self.languages) > 1:  # auto mode: say which language to answer in, per turn
+            messages = with_memories(messages, reply_language_note(language))
+        self.send(Respond(command.turn_id, messages, language))
+
+    def reply_language(self, turn_id: int) -> str:
+        """The language to answer turn ``turn_id`` in: the one heard when the persona
+        speaks it, else the persona's main language (controller thread)."""
+        heard = self._heard.get(turn_id)
+        return heard if heard in self.languages else self.languages[0]
 
     def _cancel_turn(self, command: CancelTurn) -> None:
         if self.live.turn_id == command.turn_id:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.core.events import (
+    AnswerStarted,
     FloatAudio,
     PipelineEvent,
     PlaybackEnded,
@@ -29,6 +30,8 @@ class _Segment:
     samples: FloatAudio
     text: str
     played: int = 0
+    answer: bool = True
+    """False for an acknowledgement: it plays like the reply but is never "heard" text."""
 
 
 @dataclass
@@ -39,6 +42,8 @@ class _TurnAudio:
     finished: bool = False
     started: bool = False
     played: int = 0
+    acknowledged: bool = False
+    answer_started: bool = False
 
 
 def heard_part(text: str, fraction: float) -> str:
@@ -87,6 +92,21 @@ class PlaybackQueue:
                 turn.segments.append(_Segment(samples, text))
         self.wake.set()
 
+    def acknowledge(self, turn_id: int, samples: FloatAudio, text: str) -> bool:
+        """Queue an acknowledgement to play before the answer, only while none of the
+        answer's audio is queued or played (checked under the lock the synthesizer's
+        ``enqueue`` takes, so it never lands behind the answer). Returns whether queued."""
+        with self._lock:
+            turn = self._turns.get(turn_id)
+            if turn is None or turn.segments or turn.started or turn.acknowledged:
+                return False
+            if not samples.size:
+                return False
+            turn.acknowledged = True
+            turn.segments.append(_Segment(samples, text, answer=False))
+        self.wake.set()
+        return True
+
     def finish(self, turn_id: int) -> None:
         """No more audio will come for this turn."""
         ended = None
@@ -119,7 +139,7 @@ class PlaybackQueue:
             if turn_id not in self._turns:
                 return
             turn = self._turns[turn_id]
-            if turn.segments and turn.segments[0].played:
+            if turn.segments and turn.segments[0].played and turn.segments[0].answer:
                 current = turn.segments[0]
                 partial = heard_part(current.text, current.played / current.samples.size)
                 if partial:
@@ -173,6 +193,10 @@ class PlaybackQueue:
                     start_at = self._clock(self._position + filled)
                     events.append(PlaybackStarted(turn_id=turn_id, at=start_at))
                 segment = turn.segments[0]
+                if turn.acknowledged and segment.answer and not turn.answer_started:
+                    turn.answer_started = True
+                    answer_at = self._clock(self._position + filled)
+                    events.append(AnswerStarted(turn_id=turn_id, at=answer_at))
                 take = min(frames - filled, segment.samples.size - segment.played)
                 out[filled : filled + take] = segment.samples[
                     segment.played : segment.played + take
@@ -181,7 +205,8 @@ class PlaybackQueue:
                 turn.played += take
                 filled += take
                 if segment.played >= segment.samples.size:
-                    turn.heard.append(segment.text)
+                    if segment.answer:
+                        turn.heard.append(segment.text)
                     turn.segments.popleft()
             self._position += frames
             self.speaking = filled > 0

@@ -11,14 +11,17 @@ Errors become ``StageFailed`` events instead of killing the thread.
 from __future__ import annotations
 
 import logging
+import os
 import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
 
+from app.core.acknowledgement import PrepareAcknowledgements
 from app.core.character import breaks_character
 from app.core.events import (
+    EngineNotice,
     PipelineEvent,
     PrefixReuse,
     ReplyChunk,
@@ -28,6 +31,7 @@ from app.core.events import (
     TokenDelta,
     Transcript,
 )
+from app.core.languages import base_language, speaking_language
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
     ChatMessage,
@@ -37,7 +41,7 @@ from app.core.ports import (
     SpeechRecognizer,
     SpeechSynthesizer,
 )
-from app.core.sentences import SentenceGate
+from app.core.sentences import SentenceGate, ends_sentence
 from app.core.turn import Respond, StartTurn
 
 log = logging.getLogger(__name__)
@@ -53,6 +57,13 @@ class LiveTurn:
         self.activity = 0
         """Bumped when the user starts speaking or a turn starts: background work (the
         memory extraction) started at another value is no longer wanted."""
+        self.first_audio_priority = True
+        """The responder waits between tokens while the reply's first chunk is being
+        synthesized: on a 2-core CPU the LLM and TTS otherwise share the cores exactly
+        when the user is waiting for the first sound."""
+        self.first_audio_done = threading.Event()
+        """Clear from the first chunk's hand-over until the synthesizer is done with it."""
+        self.first_audio_done.set()
 
     def is_live(self, turn_id: int) -> bool:
         return self.turn_id == turn_id
@@ -67,10 +78,33 @@ _STOP = _Stop()
 Job = TypeVar("Job")
 
 
+HEAVY_WORK_NICENESS = 5
+"""How much lower than the audio, GUI and controller threads the model stages run (Linux
+and macOS nice levels). On two cores a Kokoro sentence or an LLM decode keeps every core
+busy; the device callbacks and the speaker feeder must still run every few milliseconds,
+or the speaker underflows (heard as dropouts) under load. Model libraries start their own
+worker threads from the stage's thread, and those inherit its priority."""
+
+
+def lower_this_threads_priority(niceness: int) -> bool:
+    """Raise this thread's nice value (no privilege needed); False where not supported."""
+    setpriority = getattr(os, "setpriority", None)
+    if setpriority is None or niceness <= 0:
+        return False
+    try:  # PRIO_PROCESS with a thread id applies to that thread alone on Linux
+        current = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+        setpriority(os.PRIO_PROCESS, threading.get_native_id(), current + niceness)
+    except OSError:
+        return False
+    return True
+
+
 class Worker(Generic[Job]):
     """A thread draining a typed inbox; subclasses implement ``handle``."""
 
     name = "worker"
+    niceness = 0
+    """Raised by this much on start (``HEAVY_WORK_NICENESS`` for the model stages)."""
 
     def __init__(self, publish: Publish) -> None:
         self.publish = publish
@@ -91,6 +125,7 @@ class Worker(Generic[Job]):
         return self._handling or not self.inbox.empty()
 
     def _run(self) -> None:
+        lower_this_threads_priority(self.niceness)
         while True:
             item = self.inbox.get()
             if isinstance(item, _Stop):
@@ -109,20 +144,38 @@ class Worker(Generic[Job]):
         raise NotImplementedError
 
 
-class Transcriber(Worker[StartTurn]):
+@dataclass(frozen=True)
+class SetLanguages:
+    """The languages the user may speak and hear now (a persona's, main one first), for
+    the recognizer (``set_languages``: pin one, or detect among several) and the voices
+    (``prepare``: load them before the first reply needs them). Engines without those
+    methods ignore it."""
+
+    languages: tuple[str, ...]
+
+
+class Transcriber(Worker[StartTurn | SetLanguages]):
     name = "asr"
+    niceness = HEAVY_WORK_NICENESS
 
     def __init__(self, publish: Publish, asr: SpeechRecognizer, live: LiveTurn, clock: Clock):
         super().__init__(publish)
         self.asr, self.live, self.clock = asr, live, clock
 
-    def handle(self, item: StartTurn) -> None:
+    def handle(self, item: StartTurn | SetLanguages) -> None:
+        if isinstance(item, SetLanguages):
+            set_languages = getattr(self.asr, "set_languages", None)
+            if callable(set_languages):
+                set_languages(item.languages)
+            return
         assert isinstance(item, StartTurn)  # the turn machine's command is the job
         if not self.live.is_live(item.turn_id):
             return
         text = self.asr.transcribe(item.audio)
+        heard = getattr(self.asr, "last_language", None) if text.strip() else None
+        language = base_language(heard) if isinstance(heard, str) and heard else None
         if self.live.is_live(item.turn_id):
-            self.publish(Transcript(item.turn_id, text, self.clock.now()))
+            self.publish(Transcript(item.turn_id, text, self.clock.now(), language))
 
 
 @dataclass(frozen=True)
@@ -157,13 +210,21 @@ class SetVoice:
 
 
 ResponderJob = Respond | WarmJob | ExtractJob
-SynthesizerJob = ReplyChunk | EndOfReply | SetVoice
+FIRST_AUDIO_WAIT_S = 2.0
+"""The longest the responder waits for the first chunk's synthesis (a stuck voice must
+not stop the reply)."""
+SILENT_REPLY_RETRIES = 1
+"""How often a reply with nothing to say aloud (every sentence out of character, or
+nothing speakable) is generated again: sampling differs on the second try, and a user who
+asked something should hear an answer, not silence."""
+SynthesizerJob = ReplyChunk | EndOfReply | SetVoice | SetLanguages | PrepareAcknowledgements
 
 
 class Responder(Worker[ResponderJob]):
     """Streams the LLM through the sentence gate into the synthesizer's inbox."""
 
     name = "llm"
+    niceness = HEAVY_WORK_NICENESS
 
     def __init__(
         self,
@@ -171,12 +232,13 @@ class Responder(Worker[ResponderJob]):
         llm: LanguageModel,
         live: LiveTurn,
         clock: Clock,
-        synthesizer_inbox: queue.Queue[SynthesizerJob],
+        to_synthesizer: Callable[[SynthesizerJob], None],
         max_sentences: int | None = None,
     ) -> None:
+        """``to_synthesizer`` hands chunks to the voice (the pipeline's job routing)."""
         super().__init__(publish)
         self.llm, self.live, self.clock = llm, live, clock
-        self.synthesizer_inbox = synthesizer_inbox
+        self.to_synthesizer = to_synthesizer
         self.max_sentences = max_sentences
 
     def handle(self, item: ResponderJob) -> None:
@@ -191,42 +253,53 @@ class Responder(Worker[ResponderJob]):
         turn_id = item.turn_id
         if not self.live.is_live(turn_id):
             return
-        gate = SentenceGate()
         reply: list[str] = []
         chunks = 0
+        sentences = 0  # a clause chunk ("そうですね、") is not a sentence of the cap
 
         def report(stats: PromptStats) -> None:
             self.publish(PrefixReuse(turn_id, stats.prompt_tokens, stats.reused_tokens))
 
         def emit(texts: list[str]) -> None:
-            nonlocal chunks
+            nonlocal chunks, sentences
             for text in texts:
                 if breaks_character(text):
                     log.info("turn %d: dropped an out-of-character sentence", turn_id)
                     continue
-                chunk = ReplyChunk(turn_id, chunks, text, self.clock.now())
+                chunk = ReplyChunk(turn_id, chunks, text, self.clock.now(), item.language)
+                if chunks == 0 and self.live.first_audio_priority:
+                    self.live.first_audio_done.clear()  # set again by the synthesizer
                 chunks += 1
-                self.synthesizer_inbox.put(chunk)
+                sentences += ends_sentence(text)
+                self.to_synthesizer(chunk)
                 self.publish(chunk)
 
         def cancelled() -> bool:
             return not self.live.is_live(turn_id)
 
         def enough() -> bool:
-            return self.max_sentences is not None and chunks >= self.max_sentences
+            return self.max_sentences is not None and sentences >= self.max_sentences
 
         try:
-            for piece in self.llm.stream(item.messages, cancelled, report):
-                self.publish(TokenDelta(turn_id, piece, self.clock.now(), first=not reply))
-                reply.append(piece)
-                emit(gate.push(piece))
-                if enough():  # a spoken reply, not an essay: stop decoding here
-                    log.info("turn %d: reply capped at %d sentences", turn_id, chunks)
+            for attempt in range(1 + SILENT_REPLY_RETRIES):
+                if attempt:
+                    log.info("turn %d: nothing in character to say; asking again", turn_id)
+                gate = SentenceGate()
+                for piece in self.llm.stream(item.messages, cancelled, report):
+                    self.publish(TokenDelta(turn_id, piece, self.clock.now(), first=not reply))
+                    reply.append(piece)
+                    emit(gate.push(piece))
+                    if not self.live.first_audio_done.is_set():  # the first chunk goes first
+                        self.live.first_audio_done.wait(FIRST_AUDIO_WAIT_S)
+                    if enough():  # a spoken reply, not an essay: stop decoding here
+                        log.info("turn %d: reply capped at %d sentences", turn_id, sentences)
+                        break
+                if not cancelled() and not enough():
+                    emit(gate.flush())
+                if chunks or cancelled():
                     break
-            if not cancelled() and not enough():
-                emit(gate.flush())
         finally:
-            self.synthesizer_inbox.put(EndOfReply(turn_id))
+            self.to_synthesizer(EndOfReply(turn_id))
             self.publish(
                 ReplyFinished(turn_id, "".join(reply), chunks, self.clock.now(), cancelled())
             )
@@ -255,6 +328,7 @@ class Responder(Worker[ResponderJob]):
 
 class Synthesizer(Worker[SynthesizerJob]):
     name = "tts"
+    niceness = HEAVY_WORK_NICENESS
 
     def __init__(
         self,
@@ -266,8 +340,18 @@ class Synthesizer(Worker[SynthesizerJob]):
     ) -> None:
         super().__init__(publish)
         self.tts, self.live, self.clock, self.playback = tts, live, clock, playback
+        self.main_language = "en"
+        """The persona's main language: what a chunk with no language of its own is in."""
 
     def handle(self, item: SynthesizerJob) -> None:
+        try:
+            self._handle(item)
+        finally:
+            if isinstance(item, ReplyChunk) and item.index == 0:
+                self.live.first_audio_done.set()  # the responder decodes on
+            self._publish_notices()
+
+    def _handle(self, item: SynthesizerJob) -> None:
         if isinstance(item, EndOfReply):
             self.playback.finish(item.turn_id)
             return
@@ -276,9 +360,21 @@ class Synthesizer(Worker[SynthesizerJob]):
                 self.tts.voice = item.voice  # type: ignore[attr-defined]
                 self.tts.speed = item.speed  # type: ignore[attr-defined]
             return
+        if isinstance(item, PrepareAcknowledgements):  # a persona's "Hmm," made ready
+            item.run(self.tts)
+            return
+        if isinstance(item, SetLanguages):
+            self.main_language = item.languages[0] if item.languages else "en"
+            prepare = getattr(self.tts, "prepare", None)
+            if callable(prepare):
+                prepare(item.languages)
+            return
         assert isinstance(item, ReplyChunk)
         if not self.live.is_live(item.turn_id):
             return
+        use_language = getattr(self.tts, "use_language", None)
+        if callable(use_language):  # the chunk's script decides: kana is never read in English
+            use_language(speaking_language(item.text, item.language or self.main_language))
         samples = self.tts.synthesize(item.text)
         if not self.live.is_live(item.turn_id):
             return
@@ -293,3 +389,11 @@ class Synthesizer(Worker[SynthesizerJob]):
             )
         )
         self.playback.enqueue(item.turn_id, samples, item.text)
+
+    def _publish_notices(self) -> None:
+        """Problems the voices found (a language's voice that fell back to eSpeak), once."""
+        take_notices = getattr(self.tts, "take_notices", None)
+        if not callable(take_notices):
+            return
+        for message in take_notices():
+            self.publish(EngineNotice(str(message), self.clock.now()))

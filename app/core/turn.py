@@ -76,6 +76,8 @@ class CancelTurn:
 class Respond:
     turn_id: int
     messages: list[ChatMessage]
+    language: str | None = None
+    """The language to answer in (the pipeline fills it from what was heard)."""
 
 
 @dataclass(frozen=True)

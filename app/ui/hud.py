@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
+from app.core.languages import NATIVE_NAMES, language_name
 from app.core.metrics import TurnTimeline
 from app.ui import theme
 
@@ -31,9 +32,15 @@ def stage_rows(turn: TurnTimeline) -> list[tuple[str, str]]:
         return []
     reached = [(getattr(turn, attr), label) for label, attr in STAGES]
     timed = sorted((at, label) for at, label in reached if isinstance(at, float))
+    answer = turn.first_answer_word
+    if turn.acknowledgement and answer is not None:  # "Hmm," first: the answer came later
+        timed = sorted([*timed, (answer, "first answer word")])
     rows = [(label, _ms(at - turn.speech_end)) for at, label in timed]
     if turn.prefix_reused is not None:
         rows.append(("prefix cache", "reused" if turn.prefix_reused else "cold"))
+    if turn.language is not None:
+        rows.append(("language heard", NATIVE_NAMES.get(turn.language)
+                     or language_name(turn.language)))
     return rows
 
 

@@ -1,0 +1,250 @@
+"""The late-first-audio acknowledgement: "Hmm," when the answer is slow to start.
+
+A reply whose first audio is not ready a persona-set time after the user stopped speaking
+(1.2 s by default) starts with a short acknowledgement instead of silence. The phrases are
+synthesized once, on the TTS thread, when the persona loads, so playing one costs nothing
+at the moment it is needed. The rule is pure and single-threaded (the pipeline's
+controller thread owns it):
+
+- a deadline starts when the turn is confirmed, counted from the end of the user's speech
+  (what the user feels, and what voice-to-voice is measured from);
+- the first answer audio, the user speaking again, or the turn ending cancels it;
+- it fires at most once per turn and never on two consecutive turns (an assistant that
+  says "Hmm," every time sounds like a machine);
+- the acknowledgement plays as part of the turn's audio, so a barge-in cuts it like any
+  reply, but it is never part of what the user heard in the history.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+
+from app.core.events import (
+    Acknowledged,
+    FloatAudio,
+    PipelineEvent,
+    PlaybackEnded,
+    SpeechAudio,
+    SpeechStarted,
+    TurnCancelled,
+    TurnConfirmed,
+)
+
+DEFAULT_AFTER_S = 1.2
+DEFAULT_PHRASES: dict[str, tuple[str, ...]] = {
+    "en": ("Hmm,", "Let me see..."),
+    "ja": ("えっと、", "うーん、"),
+    "zh": ("嗯，", "让我想想…"),
+}
+"""Per base language code; a language without its own falls back to English."""
+QUIET = 1e-3
+"""Amplitude below which the ends of a synthesized phrase are trimmed as silence."""
+KEEP_TAIL_S = 0.06
+"""Silence kept after the phrase, so it does not run into the answer."""
+
+
+def default_phrases(language: str) -> tuple[str, ...]:
+    """The built-in phrases for a language code such as "ja" or "en-GB"."""
+    base = language.split("-")[0].split("_")[0].lower()
+    return DEFAULT_PHRASES.get(base, DEFAULT_PHRASES["en"])
+
+
+class _Synthesizes(Protocol):
+    sample_rate: int
+
+    def synthesize(self, text: str) -> FloatAudio: ...
+
+
+def trim_silence(samples: FloatAudio, sample_rate: int) -> FloatAudio:
+    """Drop leading silence and all but ``KEEP_TAIL_S`` of the trailing silence: every
+    millisecond of a phrase's tail delays the answer behind it."""
+    loud = np.flatnonzero(np.abs(samples) > QUIET)
+    if loud.size == 0:
+        return samples[:0]
+    end = min(samples.size, int(loud[-1]) + 1 + int(KEEP_TAIL_S * sample_rate))
+    return samples[int(loud[0]) : end]
+
+
+@dataclass(frozen=True)
+class Sound:
+    text: str
+    samples: FloatAudio
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    after_s: float
+    sounds: tuple[Sound, ...]
+
+
+class AcknowledgementSounds:
+    """The persona's phrases as audio: written on the TTS thread (``prepare``), read on
+    the controller thread. A new set replaces the old one in a single assignment, so a
+    reader sees either the old set or the new one, never half of each."""
+
+    def __init__(self) -> None:
+        self._prepared = _Prepared(DEFAULT_AFTER_S, ())
+        self._next = 0
+
+    @property
+    def after_s(self) -> float:
+        return self._prepared.after_s
+
+    def ready(self) -> bool:
+        return bool(self._prepared.sounds)
+
+    def prepare(self, tts: _Synthesizes, phrases: tuple[str, ...], after_s: float) -> None:
+        """Synthesize every phrase now (TTS thread). A phrase that fails or comes out
+        silent is skipped: an acknowledgement is a nicety, never a fault."""
+        sounds = []
+        for phrase in phrases:
+            try:
+                samples = trim_silence(np.asarray(tts.synthesize(phrase), np.float32),
+                                       tts.sample_rate)
+            except Exception:  # the reply itself will report a broken voice
+                continue
+            if samples.size:
+                sounds.append(Sound(phrase, samples))
+        self._prepared = _Prepared(after_s, tuple(sounds))
+
+    def clear(self) -> None:
+        self._prepared = _Prepared(DEFAULT_AFTER_S, ())
+
+    def next(self) -> Sound | None:
+        """The phrases in turn, so the same one is not heard twice running."""
+        sounds = self._prepared.sounds
+        if not sounds:
+            return None
+        sound = sounds[self._next % len(sounds)]
+        self._next += 1
+        return sound
+
+
+@dataclass(frozen=True)
+class PrepareAcknowledgements:
+    """A job for the synthesizer: make the persona's phrases ready in its current voice
+    (on the TTS thread, never the GUI thread), in ``language`` where the engine has
+    per-language voices."""
+
+    sounds: AcknowledgementSounds
+    phrases: tuple[str, ...]
+    after_s: float
+    language: str = "en"
+
+    def run(self, tts: _Synthesizes) -> None:
+        use_language = getattr(tts, "use_language", None)
+        if callable(use_language):
+            use_language(self.language.split("-")[0].lower())
+        self.sounds.prepare(tts, self.phrases, self.after_s)
+
+
+class AcknowledgementRule:
+    """When to acknowledge: one deadline at a time, for the live confirmed turn."""
+
+    def __init__(self) -> None:
+        self._turn: int | None = None
+        """The last turn armed (the turn being answered, or the one before it)."""
+        self._deadline: float | None = None
+        self.last_fired: int | None = None
+        """The last turn an acknowledgement was queued for."""
+        self.fired_count = 0
+
+    def arm(self, turn_id: int, deadline: float) -> bool:
+        """Start the deadline for a confirmed turn. Not armed when the turn before this
+        one was acknowledged (never twice in a row), nor again for a turn already armed.
+        Returns whether it is armed."""
+        if turn_id == self._turn:
+            return self._deadline is not None
+        previous_fired = self._turn is not None and self.last_fired == self._turn
+        self._turn = turn_id
+        self._deadline = None if previous_fired else deadline
+        return self._deadline is not None
+
+    def answer_queued(self, turn_id: int) -> None:
+        """The turn's first answer audio is ready: no acknowledgement needed."""
+        if turn_id == self._turn:
+            self._deadline = None
+
+    def cancel(self, turn_id: int | None = None) -> None:
+        """The user spoke again (any turn), or turn ``turn_id`` ended or was cancelled."""
+        if turn_id is None or turn_id == self._turn:
+            self._deadline = None
+
+    def wait_s(self, now: float) -> float | None:
+        """Seconds until the deadline (0 when due), or None when nothing is armed."""
+        return None if self._deadline is None else max(0.0, self._deadline - now)
+
+    def due(self, now: float) -> int | None:
+        """The turn to acknowledge now, once: the deadline passed with no answer audio."""
+        if self._deadline is None or now < self._deadline or self._turn is None:
+            return None
+        self._deadline = None
+        self.last_fired = self._turn
+        self.fired_count += 1
+        return self._turn
+
+    def withdraw(self, turn_id: int) -> None:
+        """The acknowledgement could not be queued after all (the answer's audio got to the
+        speaker first, or no phrase is ready): it does not count as fired."""
+        if self.last_fired == turn_id:
+            self.last_fired = None
+            self.fired_count -= 1
+
+
+class _Playback(Protocol):
+    def acknowledge(self, turn_id: int, samples: FloatAudio, text: str) -> bool: ...
+
+
+class Acknowledger:
+    """The rule wired to the pipeline (controller thread): it watches the turn's events,
+    and at the deadline queues the next phrase in front of the turn's audio."""
+
+    def __init__(
+        self,
+        playback: _Playback,
+        is_live: Callable[[int], bool],
+        publish: Callable[[PipelineEvent], None],
+    ) -> None:
+        self.rule = AcknowledgementRule()
+        self.sounds = AcknowledgementSounds()
+        self._playback, self._is_live, self._publish = playback, is_live, publish
+        self.last_job: PrepareAcknowledgements | None = None
+        """The persona's phrases as last asked for, made again when the voice changes."""
+
+    def job(
+        self, phrases: tuple[str, ...], after_s: float, language: str
+    ) -> PrepareAcknowledgements:
+        """The synthesizer job that makes a persona's phrases ready."""
+        self.last_job = PrepareAcknowledgements(self.sounds, phrases, after_s, language)
+        return self.last_job
+
+    def observe(self, event: PipelineEvent) -> None:
+        match event:
+            case TurnConfirmed() if self.sounds.ready():
+                self.rule.arm(event.turn_id, event.speech_end + self.sounds.after_s)
+            case SpeechAudio():
+                self.rule.answer_queued(event.turn_id)
+            case SpeechStarted():
+                self.rule.cancel()
+            case TurnCancelled() | PlaybackEnded():
+                self.rule.cancel(event.turn_id)
+            case _:
+                pass
+
+    def wait_s(self, now: float) -> float | None:
+        return self.rule.wait_s(now)
+
+    def tick(self, now: float) -> None:
+        """Queue the acknowledgement if its deadline has come."""
+        turn_id = self.rule.due(now)
+        if turn_id is None:
+            return
+        sound = self.sounds.next() if self._is_live(turn_id) else None
+        if sound is None or not self._playback.acknowledge(turn_id, sound.samples, sound.text):
+            self.rule.withdraw(turn_id)
+            return
+        self._publish(Acknowledged(turn_id, sound.text, now))
