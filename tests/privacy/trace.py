@@ -85,6 +85,11 @@ def app_dirs(home: Path) -> list[Path]:
     ]
 
 
+def font_caches(home: Path) -> list[Path]:
+    """fontconfig's cache folders: the system's (root) and the user's."""
+    return [Path("/var/cache/fontconfig"), home / ".cache" / "fontconfig"]
+
+
 def allowed_roots(home: Path, named: Iterable[Path] = ()) -> list[Path]:
     """Where the app may write: its own folders, the user's named paths, and:
 
@@ -93,8 +98,13 @@ def allowed_roots(home: Path, named: Iterable[Path] = ()) -> list[Path]:
       when PortAudio probes it); nothing there reaches a disk.
     * ``$XDG_CONFIG_HOME/pulse`` and ``$XDG_RUNTIME_DIR``: the PulseAudio client library's
       own cookie and session socket link, needed to talk to the local sound server.
+    * fontconfig's cache of the installed fonts (``/var/cache/fontconfig`` when run as root,
+      else ``$XDG_CACHE_HOME/fontconfig``): any program that draws text refreshes it when
+      fonts were installed since it was last built (a fresh machine right after
+      ``apt-get install``). It lists the system's font files, nothing of the user's.
     """
-    roots = [*app_dirs(home), *named, Path("/dev"), home / ".config" / "pulse", home / "run"]
+    roots = [*app_dirs(home), *named, Path("/dev"), home / ".config" / "pulse", home / "run",
+             *font_caches(home)]
     return [Path(os.path.normpath(root)) for root in roots]
 
 
