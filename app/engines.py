@@ -31,6 +31,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+EMBEDDED_LLM_LANGUAGES = ("en",)
+"""SmolLM2-135M-Instruct answers in English; in Japanese or Chinese it loops or babbles."""
 Progress = Callable[[str], None]
 
 
@@ -110,6 +113,7 @@ def build_engines(
         return Engines(FakeVoiceActivity(), FakeRecognizer(), fake_llm, FakeSynthesizer())
 
     from app.adapters.llama_llm import LlamaLanguageModel
+    from app.adapters.multilingual_asr import LanguageAwareRecognizer, load_multilingual_whisper
     from app.adapters.silero_vad import SileroVad
     from app.adapters.whisper_asr import WhisperRecognizer
     from app.models.resolve import resolve
@@ -120,9 +124,13 @@ def build_engines(
     vad = _repairable(vad_model, lambda: SileroVad(vad_model.path))
     loading("asr", "Loading speech recognizer")
     asr_model = resolve("asr", explicit=choice.asr)
-    asr = _repairable(asr_model, lambda: WhisperRecognizer(asr_model.path))
+    asr = LanguageAwareRecognizer(  # English as before; ja/zh load a multilingual model
+        _repairable(asr_model, lambda: WhisperRecognizer(asr_model.path)),
+        load_multilingual_whisper,
+    )
     loading("llm", "Loading language model")
     llm: LanguageModel
+    llm_languages: tuple[str, ...] | None = None
     if choice.llm_url is not None:
         llm = _server_llm(choice)
     else:
@@ -130,10 +138,13 @@ def build_engines(
         llm = _repairable(
             llm_model, lambda: LlamaLanguageModel(llm_model.path, n_gpu_layers=choice.n_gpu_layers)
         )
+        if llm_model.source == "embedded":  # SmolLM2-135M: English only
+            llm_languages = EMBEDDED_LLM_LANGUAGES
     loading("tts", "Loading voice")
     tts, notices = _voice(choice, progress)
     _note(progress, f"Engines ready in {time.perf_counter() - started:.1f} s")
-    return Engines(vad=vad, asr=asr, llm=llm, tts=tts, notices=notices)
+    return Engines(vad=vad, asr=asr, llm=llm, tts=tts, notices=notices,
+                   llm_languages=llm_languages)
 
 
 def repair_hint(model: ResolvedModel) -> str:
@@ -167,6 +178,18 @@ def _repairable(model: ResolvedModel, load: Callable[[], T]) -> T:
 
 
 def _voice(
+    choice: EngineChoice, progress: Progress | None
+) -> tuple[SpeechSynthesizer, tuple[str, ...]]:
+    """The voices and the notices about them: the English voice chosen as below, with a
+    Japanese and a Mandarin voice beside it, loaded when a persona or a reply needs them
+    (app.adapters.language_voices; CJK text never reaches the English voice)."""
+    from app.adapters.language_voices import LanguageVoices
+
+    english, notices = _english_voice(choice, progress)
+    return LanguageVoices(english, speed=choice.tts_speed), notices
+
+
+def _english_voice(
     choice: EngineChoice, progress: Progress | None
 ) -> tuple[SpeechSynthesizer, tuple[str, ...]]:
     """The chosen voice and the notices about it.

@@ -9,6 +9,10 @@ at first use (checked with the network blocked in tests/adapters/test_kokoro_rea
 ``voice`` and ``speed`` are plain attributes the UI changes between replies (a persona
 switch), so ``synthesize`` checks them each time: an unknown voice falls back to the one
 loaded with, and the speed is clamped to what Kokoro accepts.
+
+Japanese and Mandarin are not phonemized by espeak: a ``phonemizer`` (app.adapters.cjk_g2p)
+turns the text into misaki's phonemes, which kokoro-onnx takes as they are
+(``is_phonemes=True``). ``for_language`` makes such a voice on the model already loaded.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +45,7 @@ class KokoroSynthesizer:
         voice: str = "af_heart",
         speed: float = 1.0,
         lang: str = "en-us",
+        phonemizer: Callable[[str], str] | None = None,
     ) -> None:
         model_path, voices_path = Path(model_path), Path(voices_path)
         if not model_path.is_file():
@@ -62,10 +68,17 @@ class KokoroSynthesizer:
             raise EngineLoadError(
                 f"Kokoro model {model_path} could not be loaded: {first_line(exc)}"
             ) from exc
+        self._voices_name = voices_path.name
+        self._setup(voice, speed, lang, phonemizer)
+        log.info("Kokoro %s loaded, voice %s", model_path.name, voice)
+
+    def _setup(
+        self, voice: str, speed: float, lang: str, phonemizer: Callable[[str], str] | None
+    ) -> None:
         voices = list(self._kokoro.get_voices())
         if voice not in voices:
             raise EngineLoadError(
-                f"Kokoro voices file {voices_path.name} has no voice {voice!r} "
+                f"Kokoro voices file {self._voices_name} has no voice {voice!r} "
                 f"(e.g. {', '.join(voices[:8])})"
             )
         self._voices = frozenset(voices)
@@ -73,8 +86,31 @@ class KokoroSynthesizer:
         self.voice = voice
         self.speed = speed
         self.lang = lang
+        self._phonemizer = phonemizer
         self.sample_rate = KOKORO_SAMPLE_RATE
-        log.info("Kokoro %s loaded, voice %s", model_path.name, voice)
+
+    def for_language(
+        self, voice: str, phonemizer: Callable[[str], str], speed: float = 1.0
+    ) -> KokoroSynthesizer:
+        """Another voice on this same loaded model, reading ``phonemizer``'s phonemes
+        (a Japanese or Mandarin voice beside the English one, without a second model)."""
+        other = object.__new__(KokoroSynthesizer)
+        other._kokoro = self._kokoro
+        other._voices_name = self._voices_name
+        other._setup(voice, speed, self.lang, phonemizer)
+        return other
+
+    def _create(self, text: str, voice: str, speed: float) -> FloatAudio:
+        if self._phonemizer is None:
+            audio, _rate = self._kokoro.create(text, voice=voice, speed=speed, lang=self.lang)
+        else:
+            phonemes = self._phonemizer(text).strip()
+            if not phonemes:
+                return np.zeros(0, dtype=np.float32)
+            audio, _rate = self._kokoro.create(
+                phonemes, voice=voice, speed=speed, is_phonemes=True
+            )
+        return np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
 
     @property
     def voices(self) -> tuple[str, ...]:
@@ -86,8 +122,7 @@ class KokoroSynthesizer:
         if voice not in self._voices:
             raise ValueError(f"Kokoro has no voice {voice!r}")
         speed = min(MAX_SPEED, max(MIN_SPEED, float(speed)))
-        audio, _rate = self._kokoro.create(text, voice=voice, speed=speed, lang=self.lang)
-        return np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
+        return self._create(text, voice, speed)
 
     def synthesize(self, text: str) -> FloatAudio:
         """All of ``text`` as one mono float32 array at ``sample_rate``."""
@@ -99,12 +134,10 @@ class KokoroSynthesizer:
             voice = self.voice = self._loaded_voice
         speed = min(MAX_SPEED, max(MIN_SPEED, float(self.speed)))
         try:
-            audio, rate = self._kokoro.create(text, voice=voice, speed=speed, lang=self.lang)
+            return self._create(text, voice, speed)
         except ValueError as exc:
             # Voice and speed are valid here, so this is text with nothing to say
             # (e.g. "\u266a"): silence, not a failed reply.
             log.warning("Kokoro skipped %r: %s", text[:40], first_line(exc))
             return np.zeros(0, dtype=np.float32)
-        self.sample_rate = int(rate)
-        return np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
 

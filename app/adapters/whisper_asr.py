@@ -17,7 +17,9 @@ utterance over ("Stop. Stop. Stop."): such a loop is cut to its first pass. The 
 then checked the way faster-whisper checks each window: likely silence gives '', and a
 doubtful result (repetitive or improbable) is redone the 30 s way, as is any turn too
 long for one window (faster-whisper then walks it window by window). Multilingual
-models detect the language on the same short encoding.
+models detect the language on the same short encoding; ``allowed_languages`` limits that
+choice to the languages the user may speak (the likeliest of those wins), so a Japanese
+sentence is never taken for Korean or a short English one for Welsh.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import logging
 import os
 import re
 import zlib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +134,29 @@ def repeats_itself(text: str, min_words: int = 3) -> bool:
 _WORD = re.compile(r"[\w']+")
 
 
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]")
+MIN_CJK_PHRASE = 4
+"""Characters a looping CJK phrase must have (どうもどうも, 谢谢谢谢 are real speech)."""
+
+
+def collapse_cjk_loop(text: str) -> str:
+    """Japanese or Chinese ``text`` cut to its first pass when it starts over: written
+    without spaces, "母は料理が上手です母は料理が上手です母は" is one "word" to
+    ``collapse_loop``. A phrase of ``MIN_CJK_PHRASE`` or more characters counts as looping
+    when at least ``MIN_CJK_PHRASE`` characters (or half of it) follow it again verbatim.
+    A broken last character (a multi-byte token cut by the token cap) is dropped."""
+    text = text.rstrip("\ufffd ")
+    if not _CJK.search(text):
+        return text
+    n = len(text)
+    for size in range(MIN_CJK_PHRASE, n - MIN_CJK_PHRASE + 1):
+        if n - size < max(MIN_CJK_PHRASE, size // 2):
+            break
+        if all(text[i] == text[i - size] for i in range(size, n)):
+            return text[:size].rstrip(" ,、，")
+    return text
+
+
 def collapse_loop(text: str) -> str:
     """``text`` cut to its first period when it is one phrase over and over ("Stop. Stop.
     Stop." -> "Stop."): with no 30 s of padding to tell it the audio ended, Whisper
@@ -145,6 +171,20 @@ def collapse_loop(text: str) -> str:
         if all(words[i] == words[i - size] for i in range(size, n)):
             return text[: spans[size][0]].rstrip(" ,;")
     return text
+
+
+def pick_language(probabilities: Sequence[tuple[str, float]], allowed: Sequence[str] | None) -> str:
+    """The likeliest language code among ``allowed`` (all when None or empty).
+
+    ``probabilities`` is Whisper's detection, best first, as ``("<|ja|>", p)`` from
+    CTranslate2 or ``("ja", p)`` from faster-whisper; every language is listed, so an
+    allowed one is always found (else the first allowed one is the answer)."""
+    codes = [(token.strip("<|>"), float(p)) for token, p in probabilities]
+    if not allowed:
+        return codes[0][0] if codes else "en"
+    wanted = set(allowed)
+    best = max(((p, code) for code, p in codes if code in wanted), default=None)
+    return best[1] if best is not None else allowed[0]
 
 
 def verdict(no_speech_prob: float, avg_logprob: float, text: str) -> str:
@@ -163,6 +203,9 @@ def verdict(no_speech_prob: float, avg_logprob: float, text: str) -> str:
 
 class WhisperRecognizer:
     """Transcribes one utterance (16 kHz mono float32) to text."""
+
+    allowed_languages: tuple[str, ...] | None = None
+    """Detection (``language`` None) picks among these only; None: any language."""
 
     def __init__(
         self,
@@ -243,9 +286,13 @@ class WhisperRecognizer:
 
     def _transcribe_full(self, samples: FloatAudio) -> str:
         """faster-whisper's own way: 30 s windows, temperature fallback."""
+        language = self.language
+        if language is None and self.allowed_languages:
+            _best, _p, probabilities = self._model.detect_language(samples)
+            language = pick_language(probabilities, self.allowed_languages)
         segments, info = self._model.transcribe(
             samples,
-            language=self.language,
+            language=language,
             beam_size=self.full_beam_size,
             without_timestamps=True,
             condition_on_previous_text=False,
@@ -268,8 +315,9 @@ class WhisperRecognizer:
         encoded = model.model.encode(get_ctranslate2_storage(features[np.newaxis]), to_cpu=False)
         language = self.language
         if language is None:  # multilingual, not pinned: detect on the same short encoding
-            token, _probability = model.model.detect_language(encoded)[0][0]
-            language = str(token)[2:-2]
+            language = pick_language(
+                model.model.detect_language(encoded)[0], self.allowed_languages
+            )
         self.last_language = language
         tokenizer = self._tokenizer(language)
         prompt = model.get_prompt(tokenizer, [], without_timestamps=True)
@@ -287,7 +335,7 @@ class WhisperRecognizer:
             no_repeat_ngram_size=self.no_repeat_ngram_size,
         )[0]
         tokens = result.sequences_ids[0]
-        text = collapse_loop(str(tokenizer.decode(tokens)).strip())
+        text = collapse_cjk_loop(collapse_loop(str(tokenizer.decode(tokens)).strip()))
         avg_logprob = float(result.scores[0]) * len(tokens) / (len(tokens) + 1)
         judged = verdict(float(result.no_speech_prob), avg_logprob, text)
         if judged == "doubtful":

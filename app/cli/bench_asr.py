@@ -2,7 +2,10 @@
 
 Transcribes a labelled, many-voice, partly noisy set (``asr_speech``) with the Whisper
 adapter both ways, so the speed-up and what it costs in accuracy are measured on the
-same clips, on this machine. The load average is printed beside every figure because a
+same clips, on this machine. ``--language ja|zh`` measures the app's language-aware
+recognizer instead on 22 Japanese or Mandarin sentences spoken by Kokoro (app/cli/
+cjk_speech.py): character error rate and time, the language pinned, or detected among
+en/ja/zh with ``--detect``. The load average is printed beside every figure because a
 busy machine makes every time longer.
 """
 
@@ -21,6 +24,7 @@ import platformdirs
 
 from app.adapters.whisper_asr import DEFAULT_PAD_S
 from app.cli.asr_speech import Utterance, load_or_build
+from app.cli.error_rate import edit_distance
 
 SHORT_S = 5.0
 """Utterances shorter than this are the ones the ASR time target is about."""
@@ -52,22 +56,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--limit", type=int, default=0, help="use only the first N clips")
     parser.add_argument("--cache", type=Path, help="where the spoken set is kept")
     parser.add_argument("--json", type=Path, help="write the full report here")
+    parser.add_argument(
+        "--language",
+        choices=("en", "ja", "zh"),
+        default="en",
+        help="en: the labelled English set (default); ja/zh: Kokoro-spoken sentences, "
+        "character error rate, through the language-aware recognizer",
+    )
+    parser.add_argument(
+        "--detect",
+        action="store_true",
+        help="with --language ja/zh: detect among en, ja and zh instead of pinning",
+    )
 
 
 def words(text: str) -> list[str]:
     """Lower-case words without punctuation: 'round-fark' -> ['round', 'fark']."""
     return re.sub(r"[^a-z0-9' ]+", " ", text.lower().replace("-", " ")).split()
-
-
-def edit_distance(reference: list[str], hypothesis: list[str]) -> int:
-    """Word-level Levenshtein distance (substitutions, insertions, deletions)."""
-    previous = list(range(len(hypothesis) + 1))
-    for i, ref in enumerate(reference, 1):
-        current = [i]
-        for j, hyp in enumerate(hypothesis, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ref != hyp)))
-        previous = current
-    return previous[-1]
 
 
 def wer(pairs: list[tuple[str, str]]) -> float:
@@ -125,6 +130,8 @@ def main(args: argparse.Namespace) -> int:
     from app.adapters.whisper_asr import WhisperRecognizer
 
     cache = args.cache or platformdirs.user_cache_path("hanasu") / "bench"
+    if args.language != "en":
+        return main_cjk(args, cache)
     print(f"building/reading the spoken set in {cache} ...", flush=True)
     clips = load_or_build(cache)
     if args.limit:
@@ -171,3 +178,76 @@ def main(args: argparse.Namespace) -> int:
     if args.json:
         args.json.write_text(json.dumps(report, indent=2))
     return 0
+
+
+def main_cjk(args: argparse.Namespace, cache: Path) -> int:
+    """Japanese or Mandarin: the app's recognizer (multilingual model, short window) on
+    Kokoro speech; the 30 s window beside it unless ``--no-window30``."""
+    from app.adapters.multilingual_asr import LanguageAwareRecognizer, load_multilingual_whisper
+    from app.adapters.whisper_asr import WhisperRecognizer
+    from app.cli.cjk_speech import JAPANESE, MANDARIN, CjkSpeaker, cer, kokoro_files
+
+    language = str(args.language)
+    try:
+        speaker = CjkSpeaker(*kokoro_files(cache / "kokoro"))
+    except RuntimeError as exc:
+        print(exc)
+        return 1
+    sentences: tuple[str, ...] = JAPANESE if language == "ja" else MANDARIN
+    if args.limit:
+        sentences = sentences[: args.limit]
+    clips = []
+    for index, text in enumerate(sentences):
+        audio = speaker.speak(text, language)
+        utterance = Utterance(
+            f"{language}{index:02d}", text, "kokoro", "none", 0.0, audio.size / 16e3
+        )
+        clips.append((utterance, audio))
+    allowed = ["en", "ja", "zh"] if args.detect else [language]
+    asr = LanguageAwareRecognizer(
+        WhisperRecognizer(args.asr, full_beam_size=args.full_beam), load_multilingual_whisper
+    )
+    asr.set_languages(allowed)
+    print(
+        f"{len(clips)} {language} clips, {min(u.seconds for u, _ in clips):.1f}-"
+        f"{max(u.seconds for u, _ in clips):.1f} s; languages {allowed}; load {os.getloadavg()}",
+        flush=True,
+    )
+    report: dict[str, Any] = {"clips": len(clips), "language": language, "modes": {}}
+    modes = [] if args.no_window30 else [("window30", False)]
+    modes.append(("short_app", True))
+    for name, short in modes:
+        asr.short_window = short
+        recorder = _Transcriber(asr)
+        result = measure(recorder, clips)
+        result["cer"] = cer([(r["reference"], r["text"]) for r in result["rows"]])
+        result["language_right"] = sum(h == language for h in recorder.heard[1:])  # no warm-up
+        report["modes"][name] = result
+        print(
+            f"{name:10s} CER {result['cer']:.3f}  ASR p50 {result['asr_all_s']['p50']:.3f} s "
+            f"p90 {result['asr_all_s']['p90']:.3f} s  language right "
+            f"{result['language_right']}/{len(clips)}  redone 30 s: {result['redone_full']}  "
+            f"load {result['load_avg_1m']['min']:.2f}-{result['load_avg_1m']['max']:.2f}",
+            flush=True,
+        )
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2, ensure_ascii=False))
+    return 0
+
+
+class _Transcriber:
+    """``measure``'s view of the recognizer: the transcript, the path the active model
+    took (short, or redone on the 30 s window), and each turn's language."""
+
+    def __init__(self, asr: Any) -> None:
+        self._asr = asr
+        self.heard: list[str | None] = []
+
+    def transcribe(self, audio: Any) -> str:
+        text = str(self._asr.transcribe(audio))
+        self.heard.append(self._asr.last_language)
+        return text
+
+    @property
+    def last_path(self) -> str:
+        return str(getattr(self._asr.active, "last_path", ""))

@@ -8,6 +8,12 @@ not be synthesized while a one-second clause plays), early in the reply; later c
 at sentence ends, which sound natural, or at a clause once they are long (a run-on
 sentence would otherwise keep the speaker waiting for its end).
 
+Japanese and Chinese have no spaces, so there a "word" count means nothing: the same rules
+count CJK characters instead (about five make a second of speech). A first chunk of a few
+characters ends at the first comma-like mark (、，,), later ones at sentence ends (。！？!?,
+with or without a following space) or at a clause once they are long. Quotes 「」“” stay
+with their sentence, and a quote followed by its particle (「…。」と言った) is not cut.
+
 A boundary is confirmed by the next non-space character (or the end of the line or reply),
 so "3." may still become "3.14" and "Dr." is never cut. Markdown, emoji and
 ``*stage directions*`` are removed first; an open markup span holds text back for at most
@@ -21,19 +27,26 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-_SENTENCE_ENDS = ".!?…。！？"  # noqa: RUF001 (full-width CJK marks)
-_CJK_SENTENCE_ENDS = "。！？"  # noqa: RUF001 (full-width CJK marks)
-_CLAUSE_MARKS = ",;:—、，；："  # noqa: RUF001 (full-width CJK marks)
+_SENTENCE_ENDS = ".!?…。！？"
+_CJK_SENTENCE_ENDS = "。！？"
+_CLAUSE_MARKS = ",;:—、，；："
 _SPACED_CLAUSE_MARKS = ",;:"  # need a space after them: "2,000" and "3:45" stay whole
-_CLOSERS = "\"')]}”’」』）"  # noqa: RUF001 (full-width CJK marks)
-_OPENERS = "\"'([{“‘「『（"  # noqa: RUF001 (full-width CJK marks)
+_CLOSERS = "\"')]}”’」』）"  # noqa: RUF001 (typographic quotes)
+_OPENERS = "\"'([{“‘「『（"  # noqa: RUF001 (typographic quotes)
 _NUMBERISH = "0123456789.,"
 _WORD_ABBREVIATIONS = {"mr", "mrs", "ms", "dr", "prof", "sr", "jr", "st", "vs", "etc", "approx"}
 _ABBREVIATIONS = frozenset(_WORD_ABBREVIATIONS | {"e.g", "i.e", "u.s", "a.m", "p.m"})
 _NUMBER_ABBREVIATIONS = frozenset({"no"})  # "No. 5" holds together, "No. I won't." splits
 _SPACE_BEFORE_MARK = re.compile(r"\s+(?=[.,!?;:…])")  # left where emoji or actions were cut
-_CJK_CLAUSE_MIN_CHARS = 6
+_CJK_OPENERS = "「『（“"
+_QUOTE_CLOSERS = "」』"
+_QUOTE_PARTICLES = "とっをはがのもにで"
+"""Hiragana that continue a sentence after a closing quote: 「はい。」と言った."""
 _SPAN_LIMIT = 200
+_MAX_MARK_RUN = 3
+"""Longer runs of sentence marks ("？？？？", "!!!!!") end the chunk at once; the rest of
+the run is unspeakable and dropped (a small model can loop on "？" for hundreds of tokens,
+which kept the whole loop in one chunk and the voice synthesizing it for seconds)."""
 _KEPT_SYMBOLS = frozenset("°")
 _LINE_MARKER = re.compile(r"[ \t]*(?:#{1,6}|[-*+>•]|\d{1,3}[.)])(?:[ \t]+|$)")
 _MARKER_PREFIX = re.compile(r"[ \t]*(?:#{1,6}|[-*+>•]|\d{1,3}[.)]?|`{1,2})?")
@@ -53,6 +66,12 @@ class GateConfig:
     later_clause_min_words: int = 10
     """Any chunk may end at a clause mark once it has this many words: a long run-on
     sentence is spoken in parts instead of keeping the speaker waiting for its end."""
+    first_clause_min_chars: int = 5
+    """The same for Japanese and Chinese, in CJK characters: 「そうですね、」 「今天天气不错，」."""
+    clause_split_chars: int = 20
+    """``clause_split_words`` in CJK characters (about four seconds of speech)."""
+    later_clause_min_chars: int = 16
+    """``later_clause_min_words`` in CJK characters (about three seconds of speech)."""
     min_chunk_chars: int = 2
     """Shorter chunks are carried into the next one."""
     max_chunk_chars: int = 300
@@ -73,6 +92,10 @@ def _is_unspoken(ch: str) -> bool:
 
 def _is_cjk(ch: str) -> bool:
     return "\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
+
+
+def _cjk_count(text: str) -> int:
+    return sum(1 for ch in text if _is_cjk(ch))
 
 
 def _run_end(text: str, pos: int, chars: str) -> int:
@@ -193,11 +216,17 @@ def _sentence_end(text: str, start: int, run_end: int, end: int, final: bool) ->
     if follower_at == len(text):
         return True if final else None
     run = text[start:run_end]
+    follower = text[follower_at]
+    if end > run_end and text[end - 1] in _QUOTE_CLOSERS and follower in _QUOTE_PARTICLES:
+        return False  # 「ありがとう。」と言った: the quote is part of the sentence
     if any(ch in _CJK_SENTENCE_ENDS for ch in run):
         return True
     if follower_at == end:
+        if _is_cjk(follower) or follower in _CJK_OPENERS:  # 本当?すごい / 我很好.你呢
+            if "…" in run or ".." in run:
+                return False  # えっと……そうだね: a pause inside the sentence
+            return run != "." or (start > 0 and _is_cjk(text[start - 1]))
         return False  # no space after it: 3.14, e.g., U.S., example.com
-    follower = text[follower_at]
     if "…" in run or ".." in run:
         return not follower.islower()
     if run != ".":
@@ -237,6 +266,7 @@ class SentenceGate:
         self._pending = ""  # cleaned text not yet emitted
         self._carry = ""  # a too-short chunk, spoken with the next one
         self._words = 0  # words emitted so far in this reply
+        self._cjk = 0  # CJK characters emitted so far in this reply
         self._after_clause = True  # the next chunk may end at a clause (the first may)
 
     def push(self, token: str) -> list[str]:
@@ -287,7 +317,9 @@ class SentenceGate:
         return chunks
 
     def _emit(self, piece: str, chunks: list[str], last: bool = False) -> None:
-        text = _SPACE_BEFORE_MARK.sub("", " ".join(f"{self._carry} {piece}".split()))
+        piece = " ".join(piece.split())
+        glue = "" if self._carry and piece and _is_cjk(self._carry[-1]) else " "
+        text = _SPACE_BEFORE_MARK.sub("", f"{self._carry}{glue}{piece}".strip())
         if not any(ch.isalnum() for ch in text):
             return  # nothing to say ("---", a lone "*")
         if len(text) < self._config.min_chunk_chars and not last:
@@ -296,8 +328,11 @@ class SentenceGate:
         chunks.append(text)
         self._carry = ""
         self._words += len(text.split())
+        self._cjk += _cjk_count(text)
         self._after_clause = (
-            text[-1] in _CLAUSE_MARKS and self._words < self._config.clause_split_words
+            text[-1] in _CLAUSE_MARKS
+            and self._words < self._config.clause_split_words
+            and self._cjk < self._config.clause_split_chars
         )
 
     def _find_end(self, text: str, final: bool) -> int | None:
@@ -311,11 +346,13 @@ class SentenceGate:
             verdict: bool | None
             if text[pos] in _SENTENCE_ENDS:
                 run_end = _run_end(text, pos, _SENTENCE_ENDS)
+                if run_end - pos > _MAX_MARK_RUN:  # "？？？？…" from a looping model: end here
+                    return pos + _MAX_MARK_RUN
                 end = _run_end(text, run_end, _CLOSERS)
                 verdict = _sentence_end(text, pos, run_end, end, final)
             elif text[pos] in _CLAUSE_MARKS:
                 end = _run_end(text, pos, _CLAUSE_MARKS)
-                verdict = self._clause_end(text, end, final)
+                verdict = self._clause_end(text, pos, end, final)
             else:
                 pos += 1
                 continue
@@ -324,19 +361,32 @@ class SentenceGate:
             pos = end
         return None
 
-    def _clause_end(self, text: str, end: int, final: bool) -> bool | None:
+    def _clause_end(self, text: str, start: int, end: int, final: bool) -> bool | None:
+        """Whether the clause marks text[start:end] end a chunk (None: wait for more)."""
+        config = self._config
         head = text[:end]
         words = sum(1 for word in head.split() if any(ch.isalnum() for ch in word))
-        cjk = sum(1 for ch in head if _is_cjk(ch))
+        cjk = _cjk_count(head)
         early = self._after_clause and (
-            words >= self._config.first_clause_min_words or cjk >= _CJK_CLAUSE_MIN_CHARS
+            words >= config.first_clause_min_words or cjk >= config.first_clause_min_chars
         )
-        if not early and words < self._config.later_clause_min_words:
+        long = words >= config.later_clause_min_words or cjk >= config.later_clause_min_chars
+        if not (early or long):
             return False
         follower_at = _skip_spaces(text, end)
         if follower_at == len(text):
             return True if final else None
-        return not (text[end - 1] in _SPACED_CLAUSE_MARKS and follower_at == end)
+        if text[end - 1] not in _SPACED_CLAUSE_MARKS or follower_at > end:
+            return True
+        # "2,000" and "3:45" stay whole; "好的,我们" (a CJK comma typed half-width) splits
+        return start > 0 and _is_cjk(text[start - 1]) and not text[follower_at].isdigit()
+
+
+def ends_sentence(chunk: str) -> bool:
+    """True when a gate chunk ends a sentence, False for a clause ("そうですね、"): a
+    reply cap counted in sentences should count only these (CJK replies are cut at
+    clauses more often than English ones, so counting chunks would cut them short)."""
+    return chunk.rstrip(_CLOSERS)[-1:] not in _CLAUSE_MARKS
 
 
 def speakable_text(text: str) -> str:

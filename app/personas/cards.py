@@ -36,6 +36,7 @@ from app.personas.model import (
     LlmSettings,
     Persona,
     VoiceChoice,
+    check_languages,
 )
 from app.storage.safe_read import MIB, UserFileError, parse_json
 
@@ -372,6 +373,7 @@ def card_to_persona(card: Card, persona_id: str, image: str | None = None) -> Pe
     summary = _macros(fields["creator_notes"] or fields["description"], name, "the user")
     extra = {k: v for k, v in data.items() if k not in _KNOWN_FIELDS}
     ours = _hanasu_extension(data)
+    language = _extension_value(ours, "language", str, "en")
     if ours:  # written again from the persona on export
         extensions = {k: v for k, v in extra["extensions"].items() if k != HANASU_EXTENSION}
         extra["extensions"] = extensions
@@ -397,7 +399,8 @@ def card_to_persona(card: Card, persona_id: str, image: str | None = None) -> Pe
             description=_fit(" ".join(summary.split()), 120),
             system_prompt=prompt,
             greeting=greeting,
-            language=_extension_value(ours, "language", str, "en"),
+            language=language,
+            languages=_extension_languages(ours, language),
             voice=_extension_model(ours, "voice", VoiceChoice, VoiceChoice()),
             avatar=_extension_model(ours, "avatar", AvatarStyle, _palette(name)).model_copy(
                 update={"image": image}
@@ -414,6 +417,18 @@ def card_to_persona(card: Card, persona_id: str, image: str | None = None) -> Pe
 def _extension_value(ours: dict[str, Any], key: str, kind: type, default: Any) -> Any:
     value = ours.get(key)
     return value if isinstance(value, kind) and value else default
+
+
+def _extension_languages(ours: dict[str, Any], language: str) -> tuple[str, ...]:
+    """The card's language list when it is usable with its language, else just that one
+    (a card is imported even when a later version wrote a list this one cannot use)."""
+    value = ours.get("languages")
+    if not isinstance(value, list):
+        return ()
+    try:
+        return tuple(check_languages(language, value))
+    except ValueError:
+        return ()
 
 
 def _extension_model(ours: dict[str, Any], key: str, model: type[Any], default: Any) -> Any:
@@ -494,6 +509,7 @@ def persona_card_data(persona: Persona) -> dict[str, Any]:
     extensions = dict(extensions) if isinstance(extensions, dict) else {}
     extensions[HANASU_EXTENSION] = {
         "language": persona.language,
+        "languages": list(persona.spoken_languages()),
         "voice": persona.voice.model_dump(mode="json", exclude_none=True),
         "avatar": persona.avatar.model_dump(mode="json", exclude_none=True, exclude={"image"}),
         "llm": persona.llm.model_dump(mode="json", exclude_none=True),

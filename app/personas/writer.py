@@ -28,10 +28,15 @@ def persona_to_toml(persona: Persona) -> str:
     to parse back to ``persona``."""
     dumped: dict[str, Any] = persona.model_dump(mode="json", exclude_none=True)
     data = {key: value for key, value in dumped.items() if value != {}}
-    text = tomli_w.dumps(data, multiline_strings=True)
-    if Persona.model_validate(parse_toml(text)) != persona:
-        raise PersonaSaveError(f"persona {persona.id!r} does not survive being written as TOML")
-    return text
+    if not persona.auto_language:
+        data.pop("languages", None)  # the default (just the main language) stays implicit
+    # Multi-line strings keep prompts readable, but TOML reads a "\r\n" inside one back as
+    # "\n": then every string goes on one line with escapes, which is exact.
+    for multiline in (True, False):
+        text = tomli_w.dumps(data, multiline_strings=multiline)
+        if Persona.model_validate(parse_toml(text)) == persona:
+            return text
+    raise PersonaSaveError(f"persona {persona.id!r} does not survive being written as TOML")
 
 
 def persona_path(folder: Path, persona_id: str) -> Path:

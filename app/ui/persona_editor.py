@@ -22,6 +22,7 @@ from pydantic import ValidationError
 from PySide6.QtCore import QObject, Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
+    QCheckBox,
     QColorDialog,
     QComboBox,
     QDialog,
@@ -40,9 +41,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.languages import LANGUAGE_NAMES, SPEECH_LANGUAGES
 from app.personas.cards import slug, unique_id
 from app.personas.loader import IMAGE_SUFFIXES
-from app.personas.model import AvatarStyle, Persona
+from app.personas.model import AvatarStyle, Persona, languages_for
 from app.personas.writer import PersonaSaveError, save_persona
 from app.ui import theme
 from app.ui.cards import section_label
@@ -57,11 +59,8 @@ KOKORO_VOICES = (
     "bf_isabella", "bf_lily", "bm_daniel", "bm_fable", "bm_george", "bm_lewis",
 )
 """Kokoro v1.0's English voices, listed when no Kokoro voice is loaded to ask."""
-LANGUAGES = (
-    ("en", "English"), ("ja", "Japanese"), ("es", "Spanish"), ("fr", "French"),
-    ("de", "German"), ("it", "Italian"), ("pt", "Portuguese"), ("zh", "Chinese"),
-    ("ko", "Korean"), ("hi", "Hindi"),
-)
+LANGUAGES = tuple(LANGUAGE_NAMES.items())
+"""The codes the language box offers (one table, in ``app.core.languages``)."""
 FIELD_LABELS = {
     "id": "Id", "name": "Name", "description": "Description",
     "system_prompt": "System prompt", "greeting": "Greeting", "language": "Language",
@@ -289,8 +288,12 @@ class PersonaEditor(QDialog):
         else:
             self.language.setEditText(p.language)
         form.addRow("Language", self.language)
+        self.switch_languages = QCheckBox(
+            "Answer in the language the user speaks (English, Japanese, Chinese)")
+        self.switch_languages.setChecked(p.auto_language)
+        form.addRow("", self.switch_languages)
         hint = QLabel("The character rules (speak briefly, stay in character) are added to "
-                      "every prompt.")
+                      "every prompt, in the persona's language.")
         hint.setObjectName("subtitle")
         hint.setWordWrap(True)
         form.addRow("", hint)
@@ -447,6 +450,7 @@ class PersonaEditor(QDialog):
             "system_prompt": self.prompt.toPlainText().strip(),
             "greeting": self.greeting.toPlainText().strip(),
             "language": language,
+            "languages": self._languages(language, base.get("languages", ())),
             "voice": {"kokoro": self.voice.currentText().strip(), "speed": self.speed.value()},
             "avatar": {**self.avatar_style().model_dump(), "image": self._image_name(persona_id)},
             "llm": {
@@ -455,6 +459,13 @@ class PersonaEditor(QDialog):
             },
         }
         return Persona.model_validate(data)
+
+    def _languages(self, language: str, before: Sequence[str]) -> list[str]:
+        """One language, or (box ticked) the main one first and the others it had, or
+        every language the app can hear and speak when it had none."""
+        if not self.switch_languages.isChecked():
+            return [language]
+        return languages_for(language, before if len(before) > 1 else SPEECH_LANGUAGES)
 
     def language_code(self) -> str:
         """The picked language's code, or what the user typed."""

@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.events import AssistantState, TurnTimed
-from app.core.pipeline import VoicePipeline
+from app.core.events import AssistantState, EngineNotice, TurnTimed
+from app.core.pipeline import VoicePipeline, llm_language_notice
 from app.core.turn import NOT_THE_USER, REOPENED
 from app.personas.loader import PersonaLibrary
 from app.personas.model import Persona
@@ -251,7 +251,7 @@ class MainWindow(QMainWindow):
         self.pipeline = pipeline
         if persona_id is not None and persona_id != self.persona.id:
             pipeline.set_system_prompt(self.persona.full_system_prompt())
-            self._switch_voice(self.persona)
+        self._switch_voice(self.persona)  # its voice and languages, also on first attach
         if self.conversations is not None:
             self.conversations.attach(pipeline)
         self.load_error = ""
@@ -340,6 +340,9 @@ class MainWindow(QMainWindow):
         if self.pipeline is None:
             return
         self.pipeline.set_reply_options(persona.llm.temperature, persona.llm.reply_sentences)
+        ack = persona.acknowledgement  # its "Hmm," phrases, synthesized on the TTS thread
+        self.pipeline.set_acknowledgement(
+            ack.after_s, ack.phrases_for(persona.language), persona.language)
         if greet:  # an empty text stops the previous persona's greeting
             speak = self.settings.speak_greeting and bool(persona.greeting.strip())
             self.pipeline.say(persona.greeting if speak else "")
@@ -366,8 +369,16 @@ class MainWindow(QMainWindow):
         self._refresh_avatar()
 
     def _switch_voice(self, persona: Persona) -> None:
-        """Engines with a ``voice`` attribute (Kokoro) change voice without reloading."""
-        if self.pipeline is None or self.settings.tts_voice:
+        """The persona's languages (Whisper's language, their voices loaded now); engines
+        with a ``voice`` attribute (Kokoro) change voice without reloading."""
+        if self.pipeline is None:
+            return
+        self.pipeline.set_languages(persona.spoken_languages())
+        notice = llm_language_notice(self.pipeline.engines, persona.name,
+                                     persona.spoken_languages())
+        if notice is not None:  # the embedded model cannot hold a Japanese conversation
+            self.add_notice(notice)
+        if self.settings.tts_voice:
             return
         self.pipeline.set_voice(persona.voice.kokoro, self.settings.tts_speed * persona.voice.speed)
 
@@ -441,6 +452,9 @@ class MainWindow(QMainWindow):
             return
         if isinstance(item, Notice):
             self.add_notice(item.text)
+            return
+        if isinstance(item, EngineNotice):  # e.g. a language's voice fell back to eSpeak
+            self.add_notice(item.message)
             return
         ok, message = getattr(item, "ok", None), getattr(item, "message", None)
         if isinstance(ok, bool) and isinstance(message, str):

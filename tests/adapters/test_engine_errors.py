@@ -175,7 +175,7 @@ def test_a_voice_that_falls_back_to_espeak_gives_a_notice(
     monkeypatch.setenv("HANASU_DATA_DIR", str(tmp_path / "data"))
     corrupt_kokoro(tmp_path / "data")
     tts, notices = _voice(EngineChoice(), None)
-    assert isinstance(tts, EspeakSynthesizer)
+    assert isinstance(tts.english, EspeakSynthesizer)  # type: ignore[attr-defined]
     [notice] = notices
     assert notice.startswith("Kokoro voice could not load (")
     assert "speaking with eSpeak instead" in notice

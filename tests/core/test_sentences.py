@@ -52,7 +52,7 @@ def normalise(text: str) -> str:
             "Dr. Smith arrived at 5 p.m. today. Then...",
             ["Dr. Smith arrived at 5 p.m. today.", "Then..."],
         ),
-        ("こんにちは。元気ですか？", ["こんにちは。", "元気ですか？"]),  # noqa: RUF001
+        ("こんにちは。元気ですか？", ["こんにちは。", "元気ですか？"]),
         (
             "今日はとても良い天気ですね、散歩に行きましょう。",
             ["今日はとても良い天気ですね、", "散歩に行きましょう。"],
@@ -207,7 +207,7 @@ FRAGMENTS = [
     "Hello", "world", "the", "answer", "I", "J", "Smith", "ok", "3", "14", "2,000", "3.14",
     " ", " ", " ", "  ", "\n", "\n\n", ".", ",", "!", "?", "...", "…", ";", ":", "—", '"',
     "Dr.", "etc.", "e.g.", "U.S.", "p.m.", "No.", "*", "**", "`", "[", "](", ")", "(", "#",
-    "- ", "1. ", "😊", "👍🏽", "。", "、", "！", "こんにちは", "元気", "*smiles*",  # noqa: RUF001
+    "- ", "1. ", "😊", "👍🏽", "。", "、", "！", "こんにちは", "元気", "*smiles*",
 ]
 marked_up_text = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 PLAIN_FRAGMENTS = [

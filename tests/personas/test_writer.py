@@ -52,3 +52,11 @@ def test_overwrite_is_atomic_and_failure_is_one_line(tmp_path: Path) -> None:
         save_persona(persona, tmp_path, blocked)
     assert path.read_text() == before  # the other file is intact
     assert sorted(p.name for p in tmp_path.iterdir()) == ["blocked.toml", "p.toml"]  # no temp
+
+
+def test_carriage_returns_survive_the_file(tmp_path: Path) -> None:
+    """Found by the fuzz test above: TOML reads "\\r\\n" in a multi-line string as "\\n"."""
+    persona = Persona(id="p", name="\r\n", system_prompt="line one\r\nline two\n")
+    assert load_persona_file(save_persona(persona, tmp_path)) == persona
+    plain = Persona(id="q", name="Q", system_prompt="line one\nline two\n")
+    assert '"""' in persona_to_toml(plain)  # ordinary prompts stay readable, multi-line

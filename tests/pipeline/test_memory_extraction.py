@@ -195,7 +195,7 @@ def test_a_queued_pass_is_skipped_when_a_turn_started_after_it() -> None:
     the live turn's activity at each StartTurn and SpeechStarted."""
     model = FakeLanguageModel(FACT)
     live = LiveTurn()
-    responder = Responder(lambda event: None, model, live, _Clock(), _Inbox())
+    responder = Responder(lambda event: None, model, live, _Clock(), _Inbox().put)
     results: list[str | None] = []
     queued = ExtractJob([ChatMessage("user", INSTRUCTION)], live.activity, results.append)
     live.activity += 1  # a turn started while the pass was queued

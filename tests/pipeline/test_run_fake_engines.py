@@ -135,5 +135,7 @@ def test_a_rambling_reply_is_cut_after_four_sentences(persona: Persona) -> None:
     audio = np.concatenate([silence(0.5), voiced(0.8), silence(1.0)])
     result = run_file(engines, persona, audio)
     [turn] = result.turns
-    assert tts.texts == [f"This is sentence number {n}." for n in range(1, 5)]
+    acks = persona.acknowledgement.phrases_for(persona.language)  # made ready at load
+    spoken = [text for text in tts.texts if text not in acks]
+    assert spoken == [f"This is sentence number {n}." for n in range(1, 5)]
     assert turn.heard_text.endswith("number 4.")

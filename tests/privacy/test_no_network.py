@@ -103,6 +103,28 @@ def test_run_with_real_engines_stays_on_the_machine(tmp_path: Path) -> None:
     assert_private(traced, home, [out, timeline])
 
 
+def test_japanese_and_mandarin_engines_stay_on_the_machine(tmp_path: Path) -> None:
+    """Riko (en/ja/zh) loads the multilingual Whisper, both Kokoro voices and their
+    phonemizers (Open JTalk, jieba, pypinyin, OpenCC): libraries that elsewhere fetch a
+    dictionary on first use or cache to /tmp must do neither here."""
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    wav = question(work)
+    out, timeline = work / "out" / "reply.wav", work / "out" / "timeline.json"
+    out.parent.mkdir()
+    traced = run_traced(
+        ["run", "--persona", "riko", "--input", str(wav), "--output", str(out),
+         "--timeline", str(timeline)],
+        strace_env(home),
+        tmp_path / "run-cjk.trace",
+        timeout=600,
+    )
+    assert traced.returncode == 0, traced.stderr
+    assert out.is_file() and timeline.is_file()
+    assert_private(traced, home, [out, timeline])
+
+
 def test_desktop_app_with_real_engines_stays_on_the_machine(tmp_path: Path) -> None:
     """The window with the real engines until they are ready, a few seconds idle, SIGTERM."""
     home = tmp_path / "home"

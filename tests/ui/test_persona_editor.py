@@ -257,3 +257,24 @@ def test_editor_says_when_settings_override_the_voice(window: MainWindow) -> Non
     window.settings = window.settings.replace(tts_voice="am_adam")
     editor = window.persona_actions.new()
     assert "am_adam for every persona" in editor.preview_status.text()
+
+
+def test_a_duplicated_tutor_keeps_its_languages_and_a_new_language_leads(
+    qtbot: QtBot, window: MainWindow
+) -> None:
+    editor = window.persona_actions.duplicate(window.library.get("riko"))
+    qtbot.waitExposed(editor)
+    assert editor.collect().spoken_languages() == ("en", "ja", "zh")
+    editor.language.setCurrentIndex(editor.language.findData("ja"))
+    assert editor.collect().spoken_languages() == ("ja", "en", "zh")  # not refused
+    editor.switch_languages.setChecked(False)
+    assert editor.collect().spoken_languages() == ("ja",)
+    plain = window.persona_actions.duplicate(window.library.get("hana"))
+    qtbot.waitExposed(plain)
+    assert not plain.switch_languages.isChecked()
+    plain.language.setCurrentIndex(plain.language.findData("zh"))
+    assert plain.collect().spoken_languages() == ("zh",)
+    plain.switch_languages.setChecked(True)
+    assert plain.collect().spoken_languages() == ("zh", "en", "ja")
+    editor.reject()
+    plain.reject()
