@@ -38,6 +38,7 @@ from app.ui.avatar import AvatarWidget
 from app.ui.bridge import EventBridge
 from app.ui.cards import Banner, ProgressCard, card, section_label
 from app.ui.conversations import Conversations
+from app.ui.fonts import missing_font_notice
 from app.ui.heartbeat import StallMonitor
 from app.ui.hud import LatencyHud
 from app.ui.meter import LevelMeter
@@ -378,6 +379,9 @@ class MainWindow(QMainWindow):
                                      persona.spoken_languages())
         if notice is not None:  # the embedded model cannot hold a Japanese conversation
             self.add_notice(notice)
+        font_notice = missing_font_notice(persona.spoken_languages())
+        if font_notice is not None:  # Japanese words drawn as empty boxes otherwise
+            self.add_notice(font_notice)
         if self.settings.tts_voice:
             return
         self.pipeline.set_voice(persona.voice.kokoro, self.settings.tts_speed * persona.voice.speed)
