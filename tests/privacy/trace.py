@@ -86,8 +86,8 @@ def app_dirs(home: Path) -> list[Path]:
 
 
 def font_caches(home: Path) -> list[Path]:
-    """fontconfig's cache folders: the system's (root) and the user's."""
-    return [Path("/var/cache/fontconfig"), home / ".cache" / "fontconfig"]
+    """fontconfig's cache folders: the system's (root), the user's and its legacy one."""
+    return [Path("/var/cache/fontconfig"), home / ".cache" / "fontconfig", home / ".fontconfig"]
 
 
 def allowed_roots(home: Path, named: Iterable[Path] = ()) -> list[Path]:
@@ -99,7 +99,7 @@ def allowed_roots(home: Path, named: Iterable[Path] = ()) -> list[Path]:
     * ``$XDG_CONFIG_HOME/pulse`` and ``$XDG_RUNTIME_DIR``: the PulseAudio client library's
       own cookie and session socket link, needed to talk to the local sound server.
     * fontconfig's cache of the installed fonts (``/var/cache/fontconfig`` when run as root,
-      else ``$XDG_CACHE_HOME/fontconfig``): any program that draws text refreshes it when
+      else ``$XDG_CACHE_HOME/fontconfig``; it also tries ``~/.fontconfig``): any program that draws text refreshes it when
       fonts were installed since it was last built (a fresh machine right after
       ``apt-get install``). It lists the system's font files, nothing of the user's.
     """
