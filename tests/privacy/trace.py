@@ -99,9 +99,10 @@ def allowed_roots(home: Path, named: Iterable[Path] = ()) -> list[Path]:
     * ``$XDG_CONFIG_HOME/pulse`` and ``$XDG_RUNTIME_DIR``: the PulseAudio client library's
       own cookie and session socket link, needed to talk to the local sound server.
     * fontconfig's cache of the installed fonts (``/var/cache/fontconfig`` when run as root,
-      else ``$XDG_CACHE_HOME/fontconfig``; it also tries ``~/.fontconfig``): any program that draws text refreshes it when
-      fonts were installed since it was last built (a fresh machine right after
-      ``apt-get install``). It lists the system's font files, nothing of the user's.
+      else ``$XDG_CACHE_HOME/fontconfig``; it also tries ``~/.fontconfig``): any program
+      that draws text refreshes it when fonts were installed since it was last built (a
+      fresh machine right after ``apt-get install``). It lists the system's font files,
+      nothing of the user's.
     """
     roots = [*app_dirs(home), *named, Path("/dev"), home / ".config" / "pulse", home / "run",
              *font_caches(home)]
