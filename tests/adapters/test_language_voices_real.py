@@ -188,3 +188,12 @@ def test_the_phonemizers_write_only_into_the_apps_cache(tmp_path: Path) -> None:
     assert "↓" in done.stdout or "↘" in done.stdout  # tones: Mandarin phonemes
     written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*") if p.is_file())
     assert written == ["home/.local/share/hanasu/models/embedded/jieba.cache"], written
+
+
+def test_a_kanji_open_jtalk_does_not_know_leaves_the_sentence_speakable() -> None:
+    """彁 and 妛 are in no dictionary: pyopenjtalk-plus asks Sudachi for them, whose
+    dictionary package is not installed; the sentence is still spoken, without them."""
+    from app.adapters.cjk_g2p import japanese_phonemizer
+
+    phonemes = japanese_phonemizer()("今日は彁の日です。")
+    assert phonemes.startswith("kʲoː") and "desɨ" in phonemes, phonemes
