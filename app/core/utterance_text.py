@@ -8,6 +8,7 @@ Pure and cheap: called once per pause.
 
 from __future__ import annotations
 
+import re
 from difflib import SequenceMatcher
 from enum import Enum
 
@@ -50,6 +51,14 @@ TRAILING_MARKS = (",", ";", ":", "-", "\u2013", "\u2014", "\u3001", "\uff0c", "\
 """Commas, dashes and ellipses, CJK ones included."""
 
 
+CJK_QUESTION_ENDINGS = ("か", "かい", "かな", "吗", "嗎", "呢", "么", "麼", "嘛", "哪里",
+                        "哪儿", "怎么样", "谁", "多少")
+"""How a Japanese or Mandarin question ends when Whisper wrote no question mark
+("東京タワーに行ったことがありますか", "你最喜欢的季节是什么"): the question particles
+(か, 吗, 呢) and the question words that close a Mandarin question (什么, 哪里, 谁)."""
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]$")
+
+
 def _words(text: str) -> list[str]:
     return ["".join(ch for ch in word.lower() if ch.isalnum() or ch == "'")
             for word in text.split()]
@@ -89,6 +98,8 @@ def judge_text(text: str) -> TextVerdict:
         return TextVerdict.UNFINISHED
     if stripped.endswith(ENDING_MARKS):
         return TextVerdict.COMPLETE
+    if _CJK.search(stripped) and stripped.endswith(CJK_QUESTION_ENDINGS):
+        return TextVerdict.QUESTION
     return TextVerdict.UNCLEAR
 
 

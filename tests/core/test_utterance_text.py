@@ -30,9 +30,20 @@ def test_requests_that_trail_off(text: str) -> None:
     assert judge_text(text) is V.UNFINISHED
 
 
-@pytest.mark.parametrize("text", ["", "   ", "tell me a story", "hello there"])
+@pytest.mark.parametrize("text", ["", "   ", "tell me a story", "hello there",
+                                  "今日は暑いですね", "我很好", "Is it ok"])
 def test_unclear_without_punctuation(text: str) -> None:
     assert judge_text(text) is V.UNCLEAR
+
+
+@pytest.mark.parametrize("text", [
+    "東京タワーに行ったことがありますか", "好きな食べ物は何ですか", "明日は晴れるかな",
+    "你最喜欢的季节是什么", "你好吗", "你呢", "成都有什么好玩的吗", "他是谁",
+])
+def test_a_japanese_or_mandarin_question_without_a_question_mark_is_a_question(
+        text: str) -> None:
+    """Whisper often writes these without ？; the particle or question word says it."""
+    assert judge_text(text) is V.QUESTION
 
 
 def test_words_and_audio_model_combined() -> None:
