@@ -52,6 +52,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--full-beam", type=int, default=5, help="beam size of the 30 s window (today's: 5)"
     )
+    parser.add_argument(
+        "--threads",
+        default="",
+        help="comma-separated CPU thread counts to compare (default: the app's choice)",
+    )
     parser.add_argument("--ngrams", default="0", help="comma-separated no_repeat_ngram_size")
     parser.add_argument("--limit", type=int, default=0, help="use only the first N clips")
     parser.add_argument("--cache", type=Path, help="where the spoken set is kept")
@@ -143,7 +148,28 @@ def main(args: argparse.Namespace) -> int:
         f"{sum(u.noise != 'none' for u, _ in clips)} noisy; load {os.getloadavg()}",
         flush=True,
     )
-    asr = WhisperRecognizer(args.asr, full_beam_size=args.full_beam)
+    report: dict[str, Any] = {"clips": len(clips), "modes": {}}
+    for threads in _thread_counts(args):
+        asr = WhisperRecognizer(args.asr, full_beam_size=args.full_beam, cpu_threads=threads)
+        suffix = f"_threads{threads}" if threads is not None else ""
+        for name, settings in _modes(args):
+            for key, value in settings.items():
+                setattr(asr, key, value)
+            result = measure(asr, clips)
+            report["modes"][name + suffix] = result
+            _print_mode(name + suffix, result)
+    if args.json:
+        args.json.write_text(json.dumps(report, indent=2))
+    return 0
+
+
+def _thread_counts(args: argparse.Namespace) -> list[int | None]:
+    """``--threads`` as numbers; [None] (the app's choice) when not given."""
+    return [int(t) for t in args.threads.split(",") if t] or [None]
+
+
+def _modes(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
+    """The decoding settings to compare, each with its label."""
     modes: list[tuple[str, dict[str, Any]]] = []
     if not args.no_window30:
         modes.append(("window30", {"short_window": False}))
@@ -160,24 +186,19 @@ def main(args: argparse.Namespace) -> int:
                     }
                     label = f"short_{kind}{pad:g}_beam{beam}" + (f"_ngram{ngram}" if ngram else "")
                     modes.append((label, settings))
-    report: dict[str, Any] = {"clips": len(clips), "modes": {}}
-    for name, settings in modes:
-        for key, value in settings.items():
-            setattr(asr, key, value)
-        result = measure(asr, clips)
-        report["modes"][name] = result
-        under = result["asr_under_5s_s"]
-        print(
-            f"{name:24s} WER {result['wer']:.3f} (clean {result['wer_clean']:.3f}, "
-            f"noisy {result['wer_noisy']:.3f})  ASR <5 s p50 {under['p50']:.3f} s "
-            f"p90 {under['p90']:.3f} s (n={under['n']})  all p50 "
-            f"{result['asr_all_s']['p50']:.3f} s  redone 30 s: {result['redone_full']}  "
-            f"load {result['load_avg_1m']['min']:.2f}-{result['load_avg_1m']['max']:.2f}",
-            flush=True,
-        )
-    if args.json:
-        args.json.write_text(json.dumps(report, indent=2))
-    return 0
+    return modes
+
+
+def _print_mode(name: str, result: dict[str, Any]) -> None:
+    under = result["asr_under_5s_s"]
+    print(
+        f"{name:24s} WER {result['wer']:.3f} (clean {result['wer_clean']:.3f}, "
+        f"noisy {result['wer_noisy']:.3f})  ASR <5 s p50 {under['p50']:.3f} s "
+        f"p90 {under['p90']:.3f} s (n={under['n']})  all p50 "
+        f"{result['asr_all_s']['p50']:.3f} s  redone 30 s: {result['redone_full']}  "
+        f"load {result['load_avg_1m']['min']:.2f}-{result['load_avg_1m']['max']:.2f}",
+        flush=True,
+    )
 
 
 def main_cjk(args: argparse.Namespace, cache: Path) -> int:
@@ -204,8 +225,10 @@ def main_cjk(args: argparse.Namespace, cache: Path) -> int:
         )
         clips.append((utterance, audio))
     allowed = ["en", "ja", "zh"] if args.detect else [language]
+    threads = _thread_counts(args)[0]
     asr = LanguageAwareRecognizer(
-        WhisperRecognizer(args.asr, full_beam_size=args.full_beam), load_multilingual_whisper
+        WhisperRecognizer(args.asr, full_beam_size=args.full_beam, cpu_threads=threads),
+        lambda: load_multilingual_whisper(cpu_threads=threads),
     )
     asr.set_languages(allowed)
     print(
