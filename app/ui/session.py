@@ -190,6 +190,9 @@ class Session(QObject):
                 output_device=settings.output_device,
                 output_rate=pipeline.engines.tts.sample_rate,
                 push=pipeline.push_audio,
+                # a 16 kHz microphone's blocks go from the callback to the listener's
+                # bounded queue (non-blocking), without the forwarding thread's hop
+                push_now=pipeline.push_audio,
                 pull=pipeline.pull_audio,
                 on_status=self._post,
                 read_into=ring.read_into,

@@ -181,7 +181,7 @@ def test_list_devices_sees_pulse(pulse: dict[str, str]) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("device_rate", ["16k", "device-default"])
+@pytest.mark.parametrize("device_rate", ["16k", "16k-from-the-callback", "device-default"])
 def test_microphone_pushes_speech_at_16k(
     pulse: dict[str, str],
     recorder: Recorder,
@@ -192,10 +192,12 @@ def test_microphone_pushes_speech_at_16k(
 ) -> None:
     if device_rate == "device-default":  # a device that refuses 16 kHz: resample ourselves
         monkeypatch.setattr(audio_devices, "_supports_rate", lambda sd, index, rate: False)
-    audio = make_audio()
+    direct = device_rate == "16k-from-the-callback"
+    copying = {"push_now": lambda block: recorder.push(block.copy())} if direct else {}
+    audio = make_audio(**copying)
     audio.start()
     assert recorder.statuses and recorder.statuses[-1].ok, recorder.statuses
-    assert audio.capture_rate == (16_000 if device_rate == "16k" else 44_100)
+    assert audio.capture_rate == (44_100 if device_rate == "device-default" else 16_000)
 
     assert wait_for(lambda: recorder.samples() > 8_000)  # streams are flowing
     quiet_from = time.monotonic()
@@ -381,6 +383,39 @@ def test_input_callback_never_blocks_on_a_full_queue() -> None:
             assert rate == 16_000
             queued.append(float(block[0]))
     assert queued == [0.0, 1.0, 2.0, 3.0]  # the dropped block overwrote none of them
+
+
+def test_a_16k_microphone_is_pushed_from_the_callback_without_the_forwarder() -> None:
+    pushed: list[FloatAudio] = []
+    audio = DeviceAudio(None, None, OUTPUT_RATE, lambda block: None, silence,
+                        lambda status: None, push_now=lambda block: pushed.append(block.copy()))
+    frames = audio._block
+    flags = SimpleNamespace(input_overflow=False)
+    for value in range(3):
+        audio._input_callback(np.full((frames, 1), value, np.float32), frames, None, flags)
+    assert [float(block[0]) for block in pushed] == [0.0, 1.0, 2.0]
+    assert all(block.size == frames for block in pushed)
+    assert audio._queue.empty()  # the forwarding thread has nothing to do
+
+    def broken(block: FloatAudio) -> None:
+        raise RuntimeError("listener gone")
+
+    audio._push_now = broken
+    audio._input_callback(np.zeros((frames, 1), np.float32), frames, None, flags)
+    assert audio.counters.push_errors == 1  # counted, never raised into PortAudio
+
+
+def test_a_microphone_at_another_rate_still_goes_through_the_resampler() -> None:
+    pushed: list[FloatAudio] = []
+    audio = DeviceAudio(None, None, OUTPUT_RATE, lambda block: None, silence,
+                        lambda status: None, push_now=pushed.append)
+    audio._prepare_slots(44_100)
+    frames = audio._block
+    audio._input_callback(np.zeros((frames, 1), np.float32), frames, None,
+                          SimpleNamespace(input_overflow=False))
+    assert not pushed
+    rate, _block = audio._queue.get_nowait()
+    assert rate == 44_100
 
 
 def test_input_callback_counts_portaudio_overflows() -> None:
