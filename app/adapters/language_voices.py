@@ -151,12 +151,28 @@ class LanguageVoices:
         self._language = code if code in OTHER_LANGUAGES else "en"
 
     def prepare(self, languages: Sequence[str]) -> None:
-        """Load these languages' voices now (a persona switch) instead of mid-reply."""
+        """Load these languages' voices now (a persona switch) instead of mid-reply, and
+        the eSpeak voices that read the other languages' words: their first use cost
+        0.6-1.2 s (Open JTalk's dictionary, eSpeak's data), 6.6 s once under load in
+        ``bench`` ("How do I say thank you in Japanese?" to an English persona)."""
         for language in languages:
             code = base_language(language)
             if code in OTHER_LANGUAGES:
                 self._prepared.add(code)
                 self._engine(code)
+        for code in OTHER_LANGUAGES:
+            if code not in self._prepared and code not in self._engines:
+                self._warm_quick_voice(code)
+
+    def _warm_quick_voice(self, language: str) -> None:
+        with self._lock:
+            quick = self._quick.get(language)
+            if quick is None:
+                quick = self._quick[language] = self._quick_voice(language)
+        try:
+            quick.synthesize(WARM_UP[language])
+        except Exception as exc:  # it will fail again, and be logged, when a reply uses it
+            log.debug("warming eSpeak %s failed: %s", language, first_line(exc))
 
     def take_notices(self) -> list[str]:
         """One-line messages for the window (a voice that fell back), each given once."""

@@ -110,6 +110,8 @@ def test_the_personas_languages_load_ahead_and_no_other_loads_mid_reply() -> Non
     assert loads == []
     tts.prepare(["ja-JP", "en"])
     assert loads == ["ja"]
+    # the eSpeak voice that reads Chinese words is ready too, before any reply needs it
+    assert isinstance(tts._quick["zh"], EspeakSynthesizer)
     tts.use_language("ja")
     tts.synthesize("はい。")
     tts.use_language("zh")
