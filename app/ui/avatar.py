@@ -29,6 +29,7 @@ from app.ui.face import (
     eye_drift,
     paint_face,
     render_backdrop,
+    render_head,
 )
 
 FRAME_MS = 30
@@ -54,6 +55,8 @@ class AvatarWidget(QWidget):
         self._style = style or AvatarStyle()
         self._colours = FaceColours.from_style(self._style)
         self._backdrop: QPixmap | None = None
+        self._head: QPixmap | None = None
+        """The cached hair and head (``render_head``), with the backdrop per size/persona."""
         self._picture: QPixmap | None = None
         self._backdrop_key: tuple[object, ...] | None = None
         self._state = AssistantState.IDLE
@@ -183,12 +186,13 @@ class AvatarWidget(QWidget):
     def paintEvent(self, event: QPaintEvent) -> None:
         ratio = self.devicePixelRatioF()
         key = (self.width(), self.height(), ratio, self._colours)
-        if self._backdrop is None or self._backdrop_key != key:
+        if self._backdrop is None or self._head is None or self._backdrop_key != key:
             self._backdrop = render_backdrop(self.width(), self.height(), self._colours, ratio)
+            self._head = render_head(min(self.width(), self.height()), self._colours, ratio)
             self._backdrop_key = key
         painter = QPainter(self)
         paint_face(painter, QRectF(self.rect()), self._colours, self.pose(),
-                   backdrop=self._backdrop, picture=self._picture)
+                   backdrop=self._backdrop, picture=self._picture, head=self._head)
         painter.end()
         size = min(self.width(), self.height())
         self._painted = (self._state, self._blink, self._mouth, breathing(size, self._t),

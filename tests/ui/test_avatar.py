@@ -5,11 +5,17 @@ from __future__ import annotations
 import itertools
 import time
 
+import pytest
+from PySide6.QtCore import QRectF
+from PySide6.QtGui import QImage, QPainter, QPixmap
 from pytestqt.qtbot import QtBot
 
 from app.core.events import AssistantState
 from app.personas.loader import PersonaLibrary
+from app.personas.model import AvatarStyle
+from app.ui import avatar as avatar_module
 from app.ui.avatar import FRAME_MS, AvatarWidget, render_thumbnail
+from app.ui.face import FaceColours, FacePose, paint_face
 
 
 def test_frame_rate_is_at_least_30_fps() -> None:
@@ -68,3 +74,50 @@ def test_paint_is_cheap(qtbot: QtBot) -> None:
 def test_thumbnails_differ_per_persona(library: PersonaLibrary) -> None:
     images = [render_thumbnail(p.avatar, 48).toImage() for p in library.personas]
     assert len({img.pixelColor(4, 24).name() for img in images}) == len(images)
+
+
+def test_the_cached_head_looks_like_the_painted_one_and_is_made_once(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The hair and head come from a pixmap made once per size and persona (most of a
+    calm repaint's cost), and the face drawn from it matches the one painted directly."""
+    made: list[float] = []
+    real = avatar_module.render_head
+
+    def counting(size: float, colours: FaceColours, ratio: float) -> QPixmap:
+        made.append(size)
+        return real(size, colours, ratio)
+
+    monkeypatch.setattr(avatar_module, "render_head", counting)
+    avatar = AvatarWidget(seed=1)
+    qtbot.addWidget(avatar)
+    avatar.resize(400, 400)
+    avatar.freeze(0.0)
+    for _ in range(5):
+        avatar.grab()
+    assert made == [400]
+    avatar.resize(300, 300)
+    avatar.grab()
+    assert made == [400, 300]
+
+    # breath 0 at t=0 and the centre on a whole pixel: both ways draw the same face
+    size = 400
+    colours = FaceColours.from_style(AvatarStyle())
+
+    def image(head: QPixmap | None) -> QImage:
+        picture = QImage(size, size, QImage.Format.Format_ARGB32)
+        picture.fill(0)
+        painter = QPainter(picture)
+        paint_face(painter, QRectF(0, 0, size, size), colours, FacePose(t=0.0), head=head)
+        painter.end()
+        return picture
+
+    direct, cached = image(None), image(real(size, colours, 1.0))
+    differing = sum(
+        1
+        for y in range(0, size, 2)
+        for x in range(0, size, 2)
+        if max(abs(a - b) for a, b in zip(direct.pixelColor(x, y).getRgb(),
+                                          cached.pixelColor(x, y).getRgb(), strict=True)) > 24
+    )
+    assert differing < 0.005 * (size // 2) ** 2, differing
