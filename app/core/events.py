@@ -7,6 +7,7 @@ pipeline clock (for ``hanasu run`` that is the input file's own timeline).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING
@@ -295,6 +296,11 @@ class InputLevel:
 
     level: float
     at: float
+
+
+def level_db(level: float) -> float:
+    """A mic RMS on the level meter's scale: dB clamped to -60..0 (all below -60 looks alike)."""
+    return min(0.0, max(-60.0, 20.0 * math.log10(max(level, 1e-6))))
 
 
 @dataclass(frozen=True)

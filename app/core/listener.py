@@ -24,6 +24,7 @@ from app.core.events import (
     SpeechResumed,
     SpeechStarted,
     UtteranceEnded,
+    level_db,
 )
 from app.core.playback import PlaybackQueue
 from app.core.ports import PIPELINE_SAMPLE_RATE, EchoCanceller, TurnDetector, VoiceActivity
@@ -31,6 +32,13 @@ from app.core.stages import Publish, Worker
 from app.core.turn import JudgeEndOfTurn
 
 log = logging.getLogger(__name__)
+
+LEVEL_STEP_DB = 1.0
+"""A level this far (dB on the meter's scale) from the last one sent is sent at once..."""
+LEVEL_TRAIL = 12
+"""...and the next this many (0.6 s: the meter eases 30 % of the way down per update)..."""
+LEVEL_REFRESH_S = 1.0
+"""...and any level at least this often."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +143,9 @@ class Listener(Worker[ListenerJob]):
         )
         self._level_every = int(level_interval_s * endpointer.config.sample_rate)
         self._since_level = 0
+        self._published_db = 1.0  # off the meter's scale: the first level is always sent
+        self._published_at = 0
+        self._level_trail = 0
         self.nonfinite_samples = 0
         """Non-finite input samples replaced with silence so far."""
         self._nonfinite_stretch = 0
@@ -261,14 +272,28 @@ class Listener(Worker[ListenerJob]):
         out_level = float(np.sqrt(np.mean(np.square(frame))))
         return out_level < ECHO_RESIDUE_RATIO * raw_level
 
+    def _publish_level(self, frame: FloatAudio, rate: int) -> None:
+        """The meter's level when it moves, for ``LEVEL_TRAIL`` more updates after that
+        (the meter eases down on each one), and else once a second: a silent microphone
+        no longer wakes the controller and GUI threads 20 times a second."""
+        level = 0.0 if self.muted else float(np.sqrt(np.mean(np.square(frame))))
+        shown = level_db(level)
+        if abs(shown - self._published_db) >= LEVEL_STEP_DB:
+            self._level_trail = LEVEL_TRAIL
+        elif self._level_trail > 0:
+            self._level_trail -= 1
+        elif self._samples - self._published_at < rate * LEVEL_REFRESH_S:
+            return
+        self._published_db, self._published_at = shown, self._samples
+        self.publish(InputLevel(level=level, at=self.clock_time(self._samples / rate)))
+
     def _frame(self, frame: FloatAudio, raw: FloatAudio | None = None) -> None:
         self._samples += frame.size
         self._since_level += frame.size
         rate = self.endpointer.config.sample_rate
         if self._since_level >= self._level_every:
             self._since_level = 0
-            level = 0.0 if self.muted else float(np.sqrt(np.mean(np.square(frame))))
-            self.publish(InputLevel(level=level, at=self.clock_time(self._samples / rate)))
+            self._publish_level(frame, rate)
         # Digital silence (a muted or virtual input, under -60 dBFS) holds no voice: the
         # VAD, most of an idle listener's CPU, is not run on it.
         quiet = float(np.max(np.abs(frame))) < DIGITAL_SILENCE

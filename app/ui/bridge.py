@@ -21,7 +21,6 @@ altogether: the GUI thread is not woken at all for the bridge. ``post`` wakes it
 
 from __future__ import annotations
 
-import math
 import queue
 import time
 
@@ -43,6 +42,7 @@ from app.core.events import (
     TurnCancelled,
     TurnCommitted,
     TurnConfirmed,
+    level_db,
 )
 
 DRAIN_INTERVAL_MS = 30
@@ -58,10 +58,6 @@ microphone wanders 2-3 dB from one 32 ms frame to the next (two thirds of frames
 1 dB or more); at a 1 dB step the bridge never slept and idle CPU rose 1 point. A voice
 is 20 dB or more above the room: it wakes the bridge at its first frame."""
 
-
-def level_db(level: float) -> float:
-    """A mic RMS on the meter's scale: dB clamped to -60..0 (all below -60 looks alike)."""
-    return min(0.0, max(-60.0, 20.0 * math.log10(max(level, 1e-6))))
 
 
 class EventBridge(QObject):

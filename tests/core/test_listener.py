@@ -6,7 +6,7 @@ import numpy as np
 
 from app.adapters.fakes import FakeTurnDetector, FakeVoiceActivity
 from app.core.endpointing import EndpointConfig, Endpointer
-from app.core.events import FloatAudio, PipelineEvent, UtteranceEnded
+from app.core.events import FloatAudio, InputLevel, PipelineEvent, UtteranceEnded, level_db
 from app.core.listener import Listener, MicBlock, PlayedBlock, to_pipeline_rate
 from app.core.playback import PlaybackQueue
 
@@ -256,3 +256,26 @@ def test_digital_silence_is_not_run_through_the_vad() -> None:
     assert CountingVad.calls == 0
     listener.handle(MicBlock(loud(0.5)))
     assert CountingVad.calls > 0 and [e for e in events if type(e).__name__ == "SpeechStarted"]
+
+
+def test_the_meter_hears_of_a_level_only_when_it_moves_or_once_a_second() -> None:
+    """A silent microphone sent the meter a level 20 times a second, each one waking the
+    controller thread; now a steady level is resent once a second, a change at once."""
+    levels = [e for e in listen([MicBlock(quiet(10.0))]) if isinstance(e, InputLevel)]
+    assert len(levels) <= 12 + 1 + 10  # the first, its trail, then one a second
+    steady_noise = np.full(16_000 * 2, 0.001, dtype=np.float32)
+    events = listen([MicBlock(quiet(0.5)), MicBlock(steady_noise), MicBlock(loud(0.2))])
+    sent = [round(e.level, 4) for e in events if isinstance(e, InputLevel)]
+    assert sent[0] == 0.0
+    assert 0.001 in sent  # the noise appeared: sent at once, not a second later
+    assert sent.count(0.001) <= 12 + 3  # its trail, then only as a refresh
+    assert sent[-1] == 0.3  # the voice moves the meter at once
+
+    # after the voice, the meter is fed long enough to ease down to the silence
+    after = listen([MicBlock(loud(0.5)), MicBlock(quiet(2.0))])
+    meter = 1.0
+    for event in after:
+        if isinstance(event, InputLevel):
+            target = (level_db(event.level) + 60.0) / 60.0
+            meter = target if target > meter else meter * 0.7 + target * 0.3  # as MicMeter
+    assert meter < 0.05
