@@ -269,7 +269,11 @@ def warm_engines(engines: Engines, system_prompt: str) -> None:
     """Run each engine once so the first turn pays no first-call costs
     (ONNX graph optimisation, CTranslate2 allocation, the persona's prompt prefix)."""
     engines.tts.synthesize("Hello.")
-    engines.asr.transcribe(np.zeros(16_000, dtype=np.float32))
+    warm_asr = getattr(engines.asr, "warm", None)
+    if callable(warm_asr):  # Whisper: both of its paths, on noise (silence skips the model)
+        warm_asr()
+    else:
+        engines.asr.transcribe(np.zeros(16_000, dtype=np.float32))
     engines.vad.probability(np.zeros(engines.vad.frame_size, dtype=np.float32))
     engines.vad.reset()
     engines.llm.warm([ChatMessage("system", system_prompt)])

@@ -151,6 +151,16 @@ class LanguageAwareRecognizer:
         else:
             recognizer.language, recognizer.allowed_languages = None, self.languages
 
+    def warm(self) -> None:
+        """First-call costs paid now, by the recognizer the next turn uses."""
+        try:
+            recognizer = self.active
+        except EngineLoadError:  # said when a turn needs it (set_languages raised it already)
+            return
+        warm = getattr(recognizer, "warm", None)
+        if callable(warm):
+            warm()
+
     def _ensure_multilingual(self) -> Whisper:
         if self._multilingual is not None:
             return self._multilingual
@@ -168,6 +178,9 @@ class LanguageAwareRecognizer:
             raise
         if self._short_window is not None and hasattr(loaded, "short_window"):
             loaded.short_window = self._short_window
+        warm = getattr(loaded, "warm", None)
+        if callable(warm):  # loaded ahead of the turns (set_languages): warm it there too
+            warm()
         self._multilingual = loaded
         log.info("multilingual speech recognizer ready for %s", ", ".join(self.languages or ()))
         return self._multilingual

@@ -202,3 +202,27 @@ def test_multilingual_model_detects_language_on_the_short_encoding() -> None:
     assert ct2.encoded_frames == [300]  # 1 s + 2 s of padding, not 3,000 frames
     assert ct2.detected == 1 and asked == ["de"] and asr.last_language == "de"
     assert asr.last_path == "short"
+
+
+def test_warm_up_runs_both_ways_through_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The old warm-up fed digital silence, which never reaches the model, so the first
+    turn paid the first-call costs (1.2-1.8 s when it was redone on the 30 s window)."""
+    from app.adapters.whisper_asr import WhisperRecognizer
+
+    asr = WhisperRecognizer()
+    ran: list[str] = []
+    short, full = asr._transcribe_short, asr._transcribe_full
+
+    def recording_short(samples: np.ndarray, frames: int) -> str | None:
+        ran.append("short")
+        return short(samples, frames)
+
+    def recording_full(samples: np.ndarray) -> str:
+        ran.append("full")
+        return full(samples)
+
+    monkeypatch.setattr(asr, "_transcribe_short", recording_short)
+    monkeypatch.setattr(asr, "_transcribe_full", recording_full)
+    asr.warm()
+    assert ran == ["short", "full"]
+    assert asr.last_language == "en"
