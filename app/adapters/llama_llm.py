@@ -174,6 +174,17 @@ class _ThoughtFilter:
         return out
 
 
+def default_threads(cores: int | None = None) -> int | None:
+    """Decode threads: every core on a machine with two or fewer, else None
+    (llama-cpp-python's default, half the cores). On 2 cores two threads decoded SmolLM2
+    at 105 instead of 73 tokens/s, and ``bench --count 40 --no-baseline`` went from
+    voice-to-voice p50 0.83-0.84 s to 0.77 s with no gap over 150 ms: the LLM pauses
+    while the first chunk is synthesized, and the audio threads run at a higher priority
+    than the model stages, so the second thread costs the playback nothing."""
+    count = cores if cores is not None else (os.cpu_count() or 1)
+    return count if count <= 2 else None
+
+
 class LlamaLanguageModel:
     """Streams chat replies from a GGUF model, reusing the KV cache across turns."""
 
@@ -200,10 +211,7 @@ class LlamaLanguageModel:
         kwargs: dict[str, Any] = {
             "n_gpu_layers": layers,
             "n_ctx": n_ctx,
-            # None: llama-cpp-python's default, half the cores. Every core decoded SmolLM2 at
-            # 105 instead of 73 tokens/s on 2 cores; not the default yet: measured while the
-            # app could crash at exit (see app.__main__._leave), so not shown to be safe.
-            "n_threads": n_threads,
+            "n_threads": n_threads if n_threads is not None else default_threads(),
             "verbose": False,
             # Keep the full-size sliding-window cache (Gemma): prefix reuse depends on it.
             "swa_full": True,
