@@ -324,6 +324,8 @@ class DeviceAudio:
     def stop(self) -> None:
         """Close both streams and end the helper threads; safe to call twice."""
         self._stop.set()
+        with contextlib.suppress(queue.Full):
+            self._queue.put_nowait((0, np.zeros(0, dtype=np.float32)))  # wakes the forwarder
         for thread in self._threads:
             if thread is not threading.current_thread():  # stop() from on_status
                 thread.join(timeout=5.0)
@@ -397,8 +399,12 @@ class DeviceAudio:
         resampler_rate = 0
         while not stop.is_set():
             try:
-                rate, samples = self._queue.get(timeout=0.1)
+                # a long wait: with a 16 kHz microphone this thread has nothing to do
+                # (the callback pushes itself), and stop() wakes it with an empty item
+                rate, samples = self._queue.get(timeout=1.0)
             except queue.Empty:
+                continue
+            if rate == 0:
                 continue
             if rate == PIPELINE_SAMPLE_RATE:
                 block = samples.copy()

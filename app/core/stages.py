@@ -14,6 +14,7 @@ import logging
 import os
 import queue
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Generic, TypeVar, cast
@@ -139,9 +140,16 @@ class Worker(Generic[Job]):
                 self.publish(StageFailed(self.name, str(exc) or type(exc).__name__, turn_id))
             finally:
                 self._handling = False
+            pause = self.idle_pause_s()
+            if pause > 0.0 and self.inbox.empty():
+                time.sleep(pause)  # let the next items gather: one wake-up for several
 
     def handle(self, item: Job) -> None:
         raise NotImplementedError
+
+    def idle_pause_s(self) -> float:
+        """How long to let the inbox fill before the next item (0: take it at once)."""
+        return 0.0
 
 
 @dataclass(frozen=True)

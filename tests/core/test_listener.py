@@ -279,3 +279,55 @@ def test_the_meter_hears_of_a_level_only_when_it_moves_or_once_a_second() -> Non
             target = (level_db(event.level) + 60.0) / 60.0
             meter = target if target > meter else meter * 0.7 + target * 0.3  # as MicMeter
     assert meter < 0.05
+
+
+def test_an_idle_listener_takes_blocks_a_few_at_a_time_but_never_while_anyone_speaks() -> None:
+    from app.core.listener import IDLE_PAUSE_S
+
+    events: list[PipelineEvent] = []
+    playback = PlaybackQueue(16_000, events.append)
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback)
+    listener.handle(MicBlock(quiet(0.5)))
+    assert listener.idle_pause_s() == IDLE_PAUSE_S  # silence, nothing playing
+    listener.handle(MicBlock(loud(0.2)))
+    assert listener.endpointer.in_speech and listener.idle_pause_s() == 0.0  # the user talks
+    listener.handle(MicBlock(quiet(1.0)))
+    assert listener.idle_pause_s() == IDLE_PAUSE_S  # the turn ended
+    playback.begin(1, held=False)
+    playback.enqueue(1, loud(1.0), "Hello.")
+    playback.pull(320, 0.0)
+    assert playback.speaking and listener.idle_pause_s() == 0.0  # barge-in must be quick
+
+
+def test_a_worker_with_an_idle_pause_wakes_once_for_several_items() -> None:
+    import threading
+    import time
+
+    from app.core.stages import Worker
+
+    handled: list[tuple[int, float]] = []
+    done = threading.Event()
+
+    class Batching(Worker[int]):
+        name = "batching"
+
+        def handle(self, item: int) -> None:
+            handled.append((item, time.monotonic()))
+            if item == 4:
+                done.set()
+
+        def idle_pause_s(self) -> float:
+            return 0.2
+
+    worker = Batching(lambda event: None)
+    worker.start()
+    worker.inbox.put(0)
+    time.sleep(0.05)  # the worker is pausing after item 0
+    for item in (1, 2, 3, 4):
+        worker.inbox.put(item)
+    assert done.wait(2.0)
+    worker.stop()
+    times = [at for _, at in handled]
+    assert [item for item, _ in handled] == [0, 1, 2, 3, 4]
+    assert times[1] - times[0] >= 0.19  # gathered during the pause...
+    assert times[4] - times[1] < 0.05  # ...then taken in one go
