@@ -167,6 +167,11 @@ class Listener(Worker[ListenerJob]):
             return 0.0
         return IDLE_PAUSE_S
 
+    def busy(self) -> bool:
+        """Blocks gathering during an idle pause are not work anyone waits for: without
+        this the pipeline never looked idle, and the memory pass never ran."""
+        return super().busy() and self.idle_pause_s() == 0.0
+
     def handle(self, item: ListenerJob) -> None:
         match item:
             case MicBlock():

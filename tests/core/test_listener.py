@@ -331,3 +331,15 @@ def test_a_worker_with_an_idle_pause_wakes_once_for_several_items() -> None:
     assert [item for item, _ in handled] == [0, 1, 2, 3, 4]
     assert times[1] - times[0] >= 0.19  # gathered during the pause...
     assert times[4] - times[1] < 0.05  # ...then taken in one go
+
+
+def test_blocks_gathering_in_an_idle_pause_do_not_make_the_listener_busy() -> None:
+    """The memory pass waits for an idle pipeline; queued silent blocks must not hide it."""
+    events: list[PipelineEvent] = []
+    playback = PlaybackQueue(16_000, events.append)
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback)
+    listener.handle(MicBlock(quiet(0.5)))
+    listener.inbox.put(MicBlock(quiet(0.032)))
+    assert not listener.busy()
+    listener.handle(MicBlock(loud(0.2)))  # the user speaks: queued blocks are work again
+    assert listener.busy()
