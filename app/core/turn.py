@@ -129,6 +129,8 @@ class _Turn:
     user_text: str | None = None
     abandoned: bool = False
     playback_started: bool = False
+    playback_started_at: float | None = None
+    """When its reply became audible (``PlaybackStarted.at``, the one clock)."""
     over_assistant: bool = False
     """Its speech began while the assistant was audible: its words must prove themselves."""
     pause_at: float | None = None
@@ -250,6 +252,7 @@ class TurnMachine:
             case PlaybackStarted():
                 if self._active and self._active.turn_id == event.turn_id:
                     self._active.playback_started = True
+                    self._active.playback_started_at = event.at
                 if self._is_live_confirmed(event.turn_id):
                     return self._set_state(AssistantState.SPEAKING, event.at)
                 return []
@@ -273,7 +276,7 @@ class TurnMachine:
         commands: list[Command] = []
         self._speech_over_assistant = event.over_assistant
         active = self._active
-        if active and active.confirmed and not active.playback_started:
+        if active and active.confirmed and not self._reply_heard_before(active, event):
             return [*self._reopen(active, event.at), *self._settle(event.at)]
         if active and active.confirmed and self.barge_in:
             # The listener has already paused the reply; the user's words decide whether
@@ -286,6 +289,15 @@ class TurnMachine:
         if self._active is None:
             commands += self._set_state(AssistantState.LISTENING, event.at)
         return commands
+
+    @staticmethod
+    def _reply_heard_before(turn: _Turn, event: SpeechStarted) -> bool:
+        """Whether the reply was audible when this speech *began*. Speech confirmed 160 ms
+        after it began may be confirmed just after a fast reply started: it still went on
+        from the user's own pause (it cannot be that reply's echo), so the turn reopens
+        rather than being taken for a barge-in that leaves the first words unanswered."""
+        started = turn.playback_started_at
+        return turn.playback_started and (started is None or event.speech_start >= started)
 
     def _confirm_long_barge_in(self, event: PipelineEvent) -> list[Command]:
         """Speech that goes on over a paused reply is a barge-in even before its words are

@@ -156,6 +156,35 @@ def test_user_going_on_before_the_reply_plays_reopens_the_turn() -> None:
     assert m.conversation.exchanges == []
 
 
+def test_speech_that_began_before_a_fast_reply_was_audible_still_reopens_the_turn() -> None:
+    """"Hello, | my name is Aiko": the reply to "Hello?" became audible at 1.44 s, the
+    user's next words began at 1.28 s and were confirmed at 1.45 s. They went on from their
+    own pause, so the turn reopens (one request), not a barge-in leaving "Hello?" unanswered."""
+    m = machine(speculative=False)
+    start = start_of(m.handle(UtteranceEnded(at=1.2, speech_start=0.5, speech_end=1.09,
+                                             audio=ramp(0, 19_200))))
+    m.handle(Transcript(start.turn_id, "Hello?", 1.3))
+    m.handle(PlaybackStarted(start.turn_id, 1.44))
+    cmds = m.handle(SpeechStarted(at=1.45, speech_start=1.28, over_assistant=True))
+    assert names(cmds)[:2] == ["TurnCancelled", "CancelTurn"]
+    cancelled = cmds[0]
+    assert isinstance(cancelled, Publish) and isinstance(cancelled.event, TurnCancelled)
+    assert cancelled.event.reason == REOPENED
+    second = start_of(m.handle(UtteranceEnded(at=3.9, speech_start=1.28, speech_end=3.7,
+                                              audio=ramp(15_360, 62_400))))
+    assert np.array_equal(second.audio, ramp(0, 62_400))  # both parts, as one utterance
+
+
+def test_speech_that_began_after_the_reply_was_audible_is_a_barge_in_not_a_reopen() -> None:
+    m = machine(speculative=False)
+    start = start_of(m.handle(UtteranceEnded(at=1.2, speech_start=0.5, speech_end=1.09,
+                                             audio=ramp(0, 19_200))))
+    m.handle(Transcript(start.turn_id, "Hello?", 1.3))
+    m.handle(PlaybackStarted(start.turn_id, 1.44))
+    cmds = m.handle(SpeechStarted(at=1.7, speech_start=1.5, over_assistant=True))
+    assert "CancelTurn" not in names(cmds)  # held: its words decide (echo, a cough, a request)
+
+
 def test_carried_words_expire_and_muting_drops_them() -> None:
     m = machine(speculative=False)
     start_of(m.handle(ended()))
