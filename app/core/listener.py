@@ -160,10 +160,12 @@ class Listener(Worker[ListenerJob]):
         interpreter lock, not the 22 us of work on a silent block), most of what the
         listener spent in an idle app; the only thing this delays is noticing that the
         user *started* to speak (by at most ``IDLE_PAUSE_S``, well inside the 160 ms the
-        speech must last anyway), never the end of their turn, a barge-in or an echo."""
+        speech must last anyway), and only with no turn in flight: never the end of a turn,
+        a user going on after a short pause, a barge-in or an echo."""
         rate = self.endpointer.config.sample_rate
         if (self.endpointer.in_speech or self.playback.speaking or self.playback.paused
-                or self._since_audible < ECHO_TAIL_S * rate or self._paused_for_voice):
+                or self._since_audible < ECHO_TAIL_S * rate or self._paused_for_voice
+                or not self.playback.idle()):  # a turn in flight: the user may go on
             return 0.0
         return IDLE_PAUSE_S
 

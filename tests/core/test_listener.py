@@ -292,8 +292,9 @@ def test_an_idle_listener_takes_blocks_a_few_at_a_time_but_never_while_anyone_sp
     listener.handle(MicBlock(loud(0.2)))
     assert listener.endpointer.in_speech and listener.idle_pause_s() == 0.0  # the user talks
     listener.handle(MicBlock(quiet(1.0)))
-    assert listener.idle_pause_s() == IDLE_PAUSE_S  # the turn ended
+    assert listener.idle_pause_s() == IDLE_PAUSE_S  # the speech ended, no turn began
     playback.begin(1, held=False)
+    assert listener.idle_pause_s() == 0.0  # a turn in flight: the user may go on at once
     playback.enqueue(1, loud(1.0), "Hello.")
     playback.pull(320, 0.0)
     assert playback.speaking and listener.idle_pause_s() == 0.0  # barge-in must be quick
