@@ -156,15 +156,21 @@ def test_user_going_on_before_the_reply_plays_reopens_the_turn() -> None:
     assert m.conversation.exchanges == []
 
 
-def test_speech_that_began_before_a_fast_reply_was_audible_still_reopens_the_turn() -> None:
-    """"Hello, | my name is Aiko": the reply to "Hello?" became audible at 1.44 s, the
-    user's next words began at 1.28 s and were confirmed at 1.45 s. They went on from their
-    own pause, so the turn reopens (one request), not a barge-in leaving "Hello?" unanswered."""
+def hello_reply_audible_at(at: float) -> TurnMachine:
+    """A machine whose turn "Hello?" (0.5-1.09 s) ended and whose reply is audible at ``at``."""
     m = machine(speculative=False)
     start = start_of(m.handle(UtteranceEnded(at=1.2, speech_start=0.5, speech_end=1.09,
                                              audio=ramp(0, 19_200))))
     m.handle(Transcript(start.turn_id, "Hello?", 1.3))
-    m.handle(PlaybackStarted(start.turn_id, 1.44))
+    m.handle(PlaybackStarted(start.turn_id, at))
+    return m
+
+
+def test_speech_that_began_before_a_fast_reply_was_audible_still_reopens_the_turn() -> None:
+    """"Hello, | my name is Aiko": the reply to "Hello?" became audible at 1.44 s, the
+    user's next words began at 1.28 s and were confirmed at 1.45 s. They went on from their
+    own pause, so the turn reopens (one request), not a barge-in leaving "Hello?" unanswered."""
+    m = hello_reply_audible_at(1.44)
     cmds = m.handle(SpeechStarted(at=1.45, speech_start=1.28, over_assistant=True))
     assert names(cmds)[:2] == ["TurnCancelled", "CancelTurn"]
     cancelled = cmds[0]
@@ -176,11 +182,7 @@ def test_speech_that_began_before_a_fast_reply_was_audible_still_reopens_the_tur
 
 
 def test_speech_that_began_after_the_reply_was_audible_is_a_barge_in_not_a_reopen() -> None:
-    m = machine(speculative=False)
-    start = start_of(m.handle(UtteranceEnded(at=1.2, speech_start=0.5, speech_end=1.09,
-                                             audio=ramp(0, 19_200))))
-    m.handle(Transcript(start.turn_id, "Hello?", 1.3))
-    m.handle(PlaybackStarted(start.turn_id, 1.44))
+    m = hello_reply_audible_at(1.44)
     cmds = m.handle(SpeechStarted(at=1.7, speech_start=1.5, over_assistant=True))
     assert "CancelTurn" not in names(cmds)  # held: its words decide (echo, a cough, a request)
 
