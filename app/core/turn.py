@@ -128,9 +128,8 @@ class _Turn:
     """The transcript; ``user_text`` is it as sent (joined to an unanswered request)."""
     user_text: str | None = None
     abandoned: bool = False
-    playback_started: bool = False
     playback_started_at: float | None = None
-    """When its reply became audible (``PlaybackStarted.at``, the one clock)."""
+    """When its reply became audible (``PlaybackStarted.at``, the one clock); None: not yet."""
     over_assistant: bool = False
     """Its speech began while the assistant was audible: its words must prove themselves."""
     pause_at: float | None = None
@@ -251,7 +250,6 @@ class TurnMachine:
                 return self._on_transcript(event)
             case PlaybackStarted():
                 if self._active and self._active.turn_id == event.turn_id:
-                    self._active.playback_started = True
                     self._active.playback_started_at = event.at
                 if self._is_live_confirmed(event.turn_id):
                     return self._set_state(AssistantState.SPEAKING, event.at)
@@ -297,7 +295,7 @@ class TurnMachine:
         from the user's own pause (it cannot be that reply's echo), so the turn reopens
         rather than being taken for a barge-in that leaves the first words unanswered."""
         started = turn.playback_started_at
-        return turn.playback_started and (started is None or event.speech_start >= started)
+        return started is not None and event.speech_start >= started
 
     def _confirm_long_barge_in(self, event: PipelineEvent) -> list[Command]:
         """Speech that goes on over a paused reply is a barge-in even before its words are
