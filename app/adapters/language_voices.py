@@ -165,10 +165,7 @@ class LanguageVoices:
                 self._warm_quick_voice(code)
 
     def _warm_quick_voice(self, language: str) -> None:
-        with self._lock:
-            quick = self._quick.get(language)
-            if quick is None:
-                quick = self._quick[language] = self._quick_voice(language)
+        quick = self._quick_voice_for(language)
         try:
             quick.synthesize(WARM_UP[language])
         except Exception as exc:  # it will fail again, and be logged, when a reply uses it
@@ -242,6 +239,11 @@ class LanguageVoices:
         with self._lock:
             if language in self._engines or language in self._prepared:
                 return self._engine(language)
+            return self._quick_voice_for(language)
+
+    def _quick_voice_for(self, language: str) -> SpeechSynthesizer:
+        """The eSpeak voice that reads ``language``'s words, made on first use."""
+        with self._lock:
             quick = self._quick.get(language)
             if quick is None:
                 quick = self._quick[language] = self._quick_voice(language)
