@@ -5,7 +5,9 @@ Threads and why:
 * PortAudio's callbacks run on its real-time threads. The input callback only copies the
   block into a preallocated slot and ``put_nowait``s it on a bounded queue (a full queue
   counts an overflow); the output callback calls ``pull`` (non-blocking by contract).
-  Nothing there logs, resamples, locks or allocates more than PortAudio's own wrappers.
+  Nothing there logs or resamples; beyond PortAudio's own wrappers it takes only the
+  queue's short lock, and allocates only on the 16 kHz ``push_now`` path below (one copy
+  of the block, which the listener keeps).
 * A forwarding thread resamples captured audio to 16 kHz (a *stateful* soxr stream:
   resampling each 20 ms block on its own leaves clicks at every block edge) and calls
   ``push``. A microphone that runs at 16 kHz needs no resampling: then, given

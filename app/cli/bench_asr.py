@@ -55,7 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--threads",
         default="",
-        help="comma-separated CPU thread counts to compare (default: the app's choice)",
+        help="comma-separated CPU thread counts to compare (default: the app's choice; "
+        "with --language ja/zh only the first is used)",
     )
     parser.add_argument("--ngrams", default="0", help="comma-separated no_repeat_ngram_size")
     parser.add_argument("--limit", type=int, default=0, help="use only the first N clips")
