@@ -6,7 +6,10 @@ end at a clause boundary ("Well, I think that the answer is simple,") once it ha
 words; so may the chunk right after such a clause (the rest of a long sentence would
 not be synthesized while a one-second clause plays), early in the reply; later chunks end
 at sentence ends, which sound natural, or at a clause once they are long (a run-on
-sentence would otherwise keep the speaker waiting for its end).
+sentence would otherwise keep the speaker waiting for its end). When an early chunk has no
+comma but is already long, it may also end just before a word that opens a clause
+("The sky looks blue to us | because sunlight scatters..."): speakers pause there too, and
+the first words are heard a clause sooner than at the sentence's end.
 
 Japanese and Chinese have no spaces, so there a "word" count means nothing: the same rules
 count CJK characters instead (about five make a second of speech). A first chunk of a few
@@ -48,6 +51,12 @@ _MAX_MARK_RUN = 3
 the run is unspeakable and dropped (a small model can loop on "？" for hundreds of tokens,
 which kept the whole loop in one chunk and the voice synthesizing it for seconds)."""
 _KEPT_SYMBOLS = frozenset("°")
+CLAUSE_OPENERS = frozenset(
+    {"because", "which", "but", "and", "when", "while", "although", "though", "since",
+     "unless", "whereas", "whenever", "wherever"}
+)
+"""English words a speaker may pause before; an early chunk may end in front of them. Only
+words that open a clause whatever follows: "so" ("so much") and "that" ("that one") do not."""
 _LINE_MARKER = re.compile(r"[ \t]*(?:#{1,6}|[-*+>•]|\d{1,3}[.)])(?:[ \t]+|$)")
 _MARKER_PREFIX = re.compile(r"[ \t]*(?:#{1,6}|[-*+>•]|\d{1,3}[.)]?|`{1,2})?")
 
@@ -72,6 +81,12 @@ class GateConfig:
     """``clause_split_words`` in CJK characters (about four seconds of speech)."""
     later_clause_min_chars: int = 16
     """``later_clause_min_words`` in CJK characters (about three seconds of speech)."""
+    opener_break_min_words: int = 6
+    """An early chunk (as for ``first_clause_min_words``) with no clause mark may end before
+    a word of ``clause_openers`` once it has this many words: a comma-free first sentence
+    would otherwise hold the first audio until its end."""
+    clause_openers: frozenset[str] = CLAUSE_OPENERS
+    """Words that open a clause, lower case; empty turns these breaks off."""
     min_chunk_chars: int = 2
     """Shorter chunks are carried into the next one."""
     max_chunk_chars: int = 300
@@ -353,6 +368,11 @@ class SentenceGate:
             elif text[pos] in _CLAUSE_MARKS:
                 end = _run_end(text, pos, _CLAUSE_MARKS)
                 verdict = self._clause_end(text, pos, end, final)
+            elif text[pos].isspace() and self._after_clause:
+                if self._opener_break(text, lead, pos):
+                    return pos  # the chunk ends before the space and the opener
+                pos += 1
+                continue
             else:
                 pos += 1
                 continue
@@ -360,6 +380,27 @@ class SentenceGate:
                 return None if verdict is None else end
             pos = end
         return None
+
+    def _opener_break(self, text: str, lead: int, space: int) -> bool:
+        """Whether an early chunk ends at the space text[space], before a clause opener.
+        An opener is known only once a space follows it ("and" may become "android"); until
+        then this says no, and the next token's rescan of the pending text decides."""
+        start = _skip_spaces(text, space)
+        end = start
+        while end < len(text) and text[end].isalpha():
+            end += 1
+        if end == len(text) or not text[end].isspace():
+            return False  # not complete yet, or "and." / "but," / "and-"
+        if text[start:end].lower() not in self._config.clause_openers:
+            return False
+        follower = _skip_spaces(text, end)
+        if follower + 1 >= len(text):
+            return False  # wait for the start of the word after it
+        pronoun = text[follower] == "I" and not text[follower + 1].isalpha()  # "and I'm"
+        if text[follower].isupper() and not pronoun:
+            return False  # "Romeo and Juliet", "salt and Pepper Co.": a name, not a clause
+        words = sum(1 for word in text[lead:space].split() if any(ch.isalnum() for ch in word))
+        return words >= self._config.opener_break_min_words
 
     def _clause_end(self, text: str, start: int, end: int, final: bool) -> bool | None:
         """Whether the clause marks text[start:end] end a chunk (None: wait for more)."""

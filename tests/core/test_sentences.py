@@ -149,6 +149,55 @@ def test_the_chunk_after_a_first_clause_may_end_at_a_clause_too() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "The sky looks blue to us because sunlight scatters in the air. Yes.",
+            ["The sky looks blue to us", "because sunlight scatters in the air.", "Yes."],
+        ),
+        (
+            "I went to the shop this morning and I bought bread. Then.",
+            ["I went to the shop this morning", "and I bought bread.", "Then."],
+        ),
+        # too few words before it: one chunk, as before
+        ("The sky is blue because of the air.", ["The sky is blue because of the air."]),
+        # a name after "and" is not a new clause
+        (
+            "I just read the old play Romeo and Juliet last night.",
+            ["I just read the old play Romeo and Juliet last night."],
+        ),
+        # not an opener here: a word that only starts like one, or one a mark follows
+        (
+            "My new phone runs on the latest android version.",
+            ["My new phone runs on the latest android version."],
+        ),
+        (
+            "I will never ever say that word but. Ok.",
+            ["I will never ever say that word but.", "Ok."],
+        ),
+        # only early chunks: a later sentence still ends at its full stop
+        (
+            "Sure. Dogs love to play outside and they need walks every day.",
+            ["Sure.", "Dogs love to play outside and they need walks every day."],
+        ),
+    ],
+)
+def test_an_early_chunk_without_a_comma_may_end_before_a_clause_opener(
+    text: str, expected: list[str]
+) -> None:
+    # a comma-free first sentence would hold the first audio until its full stop
+    assert chunks_of([text]) == expected
+    assert chunks_of(list(text)) == expected
+
+
+def test_clause_opener_breaks_can_be_turned_off_or_tuned() -> None:
+    text = "The sky looks blue to us because sunlight scatters in the air."
+    assert chunks_of([text], GateConfig(clause_openers=frozenset())) == [text]
+    assert chunks_of([text], GateConfig(opener_break_min_words=7)) == [text]
+    assert chunks_of([text], GateConfig(opener_break_min_words=3))[0] == "The sky looks blue to us"
+
+
 def test_clause_splitting_stops_after_a_sentence_or_enough_words() -> None:
     after_sentence = "Yes. We sell apples, pears, and plums today."
     assert chunks_of([after_sentence])[1] == "We sell apples, pears, and plums today."
@@ -210,6 +259,11 @@ FRAGMENTS = [
     "- ", "1. ", "😊", "👍🏽", "。", "、", "！", "こんにちは", "元気", "*smiles*",
 ]
 marked_up_text = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
+OPENER_FRAGMENTS = [
+    "and", "an", "android", "because", "but", "I", "I'm", "Juliet", "it", "so", " ", " ", " ",
+    "  ", ",", ".", "!", "\n", "*", "-", "is", "blue", "sky", "very", "we", "Ice",
+]
+opener_text = st.lists(st.sampled_from(OPENER_FRAGMENTS), max_size=40).map("".join)
 PLAIN_FRAGMENTS = [
     "Hello", "world", "the", "answer", "is", "I", "J", "R", "Smith", "3", "14", "2,000",
     "3.14", "0.5", " ", " ", " ", ".", ",", "!", "?", "...", ";", ":", "—", "No", "5",
@@ -223,7 +277,7 @@ cut_points = st.lists(st.integers(min_value=0, max_value=10_000), max_size=30)
 
 
 @settings(max_examples=300, deadline=None)
-@given(text=st.one_of(marked_up_text, st.text(max_size=80)), cuts=cut_points)
+@given(text=st.one_of(marked_up_text, opener_text, st.text(max_size=80)), cuts=cut_points)
 def test_any_token_split_gives_the_same_chunks(text: str, cuts: list[int]) -> None:
     whole = chunks_of([text])
     assert chunks_of(split_at(text, cuts)) == whole
