@@ -109,6 +109,10 @@ class Endpointer:
         """The user sounds unfinished: give this pause more time before ending the turn."""
         self._end_of_turn_ms = max(self._end_of_turn_ms, self.config.unfinished_end_of_turn_ms)
 
+    def wait_usual(self) -> None:
+        """Undo ``wait_longer`` for this pause: end it after the usual silence."""
+        self._end_of_turn_ms = float(self.config.end_of_turn_ms)
+
     def reset(self) -> None:
         """Forget any speech in progress (used when the microphone is muted)."""
         self._reset_utterance()

@@ -30,6 +30,7 @@ from app.core.playback import PlaybackQueue
 from app.core.ports import PIPELINE_SAMPLE_RATE, EchoCanceller, TurnDetector, VoiceActivity
 from app.core.stages import Publish, Worker
 from app.core.turn import JudgeEndOfTurn
+from app.core.utterance_text import EndOfTurnCall
 
 log = logging.getLogger(__name__)
 
@@ -368,10 +369,12 @@ class Listener(Worker[ListenerJob]):
     def _apply_end_of_turn(self, call: JudgeEndOfTurn) -> None:
         if self.endpointer.pause_at != call.pause_at:
             return  # the user went on (or the silence already ended the turn)
-        if call.end_now:
+        if call.call is EndOfTurnCall.END_NOW:
             ended = self.endpointer.end_now()
             if ended is not None:
                 self.publish(self._stamp(ended))
+        elif call.call is EndOfTurnCall.USUAL_SILENCE:
+            self.endpointer.wait_usual()
         else:
             self.endpointer.wait_longer()
 

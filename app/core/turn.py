@@ -47,7 +47,7 @@ from app.core.events import (
     UtteranceEnded,
 )
 from app.core.ports import ChatMessage
-from app.core.utterance_text import end_turn_now, judge_text, not_a_request
+from app.core.utterance_text import EndOfTurnCall, end_of_turn_call, judge_text, not_a_request
 
 RECENT_REPLY_WORDS = 80
 """How many of the assistant's last spoken words an echo check compares against."""
@@ -93,11 +93,15 @@ class ResumePlayback:
 
 @dataclass(frozen=True)
 class JudgeEndOfTurn:
-    """For the listener: end the turn at the pause reported at ``pause_at`` now, or give
-    the user longer. Ignored there if the user has gone on since."""
+    """For the listener: end the turn at the pause reported at ``pause_at`` now, after the
+    usual silence, or after a longer one. Ignored there if the user has gone on since."""
 
     pause_at: float
-    end_now: bool
+    call: EndOfTurnCall
+
+    @property
+    def end_now(self) -> bool:
+        return self.call is EndOfTurnCall.END_NOW
 
 
 Command = (
@@ -414,9 +418,10 @@ class TurnMachine:
         if not self.words_end_turns or turn.pause_at is None:
             return []
         verdict = judge_text(text)
-        end_now = end_turn_now(verdict, turn.end_probability, self.complete_threshold)
-        decided = EndOfTurnDecided(turn.turn_id, at, turn.end_probability, verdict.value, end_now)
-        return [Publish(decided), JudgeEndOfTurn(turn.pause_at, end_now)]
+        call = end_of_turn_call(verdict, turn.end_probability, self.complete_threshold)
+        decided = EndOfTurnDecided(turn.turn_id, at, turn.end_probability, verdict.value,
+                                   call is EndOfTurnCall.END_NOW)
+        return [Publish(decided), JudgeEndOfTurn(turn.pause_at, call)]
 
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
         if self._held_reply is not None and self._held_reply.turn_id == event.turn_id:

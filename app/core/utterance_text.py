@@ -45,6 +45,15 @@ SO_ENDS_A_SENTENCE_AFTER = frozenset(
 )
 """'so' trails ("...and so") except in "I think so", "I hope so", ..."""
 
+NEVER_END_A_QUESTION = frozenset({
+    "the", "a", "an", "my", "your", "its", "our", "their", "every",
+    "and", "or", "but", "because", "although", "whereas", "unless", "than", "between",
+    "um", "uh", "er", "erm",
+})
+"""Words no question ends on, although Whisper may put a question mark after them
+("What is the difference between?"). Prepositions are left out: English questions end on
+them ("Where are you from?", "What time zone is Tokyo in?")."""
+
 ENDING_MARKS = (".", "!", "\u3002", "\uff01")  # and the CJK full stop / exclamation
 QUESTION_MARKS = ("?", "\uff1f")
 TRAILING_MARKS = (",", ";", ":", "-", "\u2013", "\u2014", "\u3001", "\uff0c", "\u2026", "...")
@@ -93,6 +102,9 @@ def judge_text(text: str) -> TextVerdict:
     if stripped.endswith(TRAILING_MARKS):
         return TextVerdict.UNFINISHED
     if stripped.endswith(QUESTION_MARKS):
+        last = [word for word in _words(stripped) if word][-1:]
+        if last and last[0] in NEVER_END_A_QUESTION:
+            return TextVerdict.UNFINISHED
         return TextVerdict.QUESTION
     if _trails_off(stripped):
         return TextVerdict.UNFINISHED
@@ -122,6 +134,30 @@ def end_turn_now(verdict: TextVerdict, probability: float | None, threshold: flo
         return verdict is not TextVerdict.UNCLEAR
     bar = {TextVerdict.QUESTION: QUESTION_BAR, TextVerdict.COMPLETE: SENTENCE_BAR}
     return probability >= bar.get(verdict, threshold)
+
+
+class EndOfTurnCall(Enum):
+    """What the listener does with the pause once the words are known."""
+
+    END_NOW = "end now"
+    USUAL_SILENCE = "usual silence"
+    """End after the usual end-of-turn silence: a finished question that the audio model
+    hears as unfinished (flat and synthetic voices score finished questions near 0). The
+    words and the sound disagree, so neither settles it; the silence does, as it would
+    with no audio model, instead of the longer wait for a user who trails off."""
+    LONGER_SILENCE = "longer silence"
+    """The user sounds unfinished: wait longer than usual before ending the turn."""
+
+
+def end_of_turn_call(
+    verdict: TextVerdict, probability: float | None, threshold: float
+) -> EndOfTurnCall:
+    """``end_turn_now``, and when it says no, how long to wait for more."""
+    if end_turn_now(verdict, probability, threshold):
+        return EndOfTurnCall.END_NOW
+    if verdict is TextVerdict.QUESTION:
+        return EndOfTurnCall.USUAL_SILENCE
+    return EndOfTurnCall.LONGER_SILENCE
 
 
 WHISPER_HALLUCINATIONS = frozenset({

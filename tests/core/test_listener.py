@@ -9,6 +9,7 @@ from app.core.endpointing import EndpointConfig, Endpointer
 from app.core.events import FloatAudio, InputLevel, PipelineEvent, UtteranceEnded, level_db
 from app.core.listener import Listener, MicBlock, PlayedBlock, to_pipeline_rate
 from app.core.playback import PlaybackQueue
+from app.core.utterance_text import EndOfTurnCall
 
 CFG = EndpointConfig(
     min_speech_ms=64, pause_ms=96, end_of_turn_ms=480, unfinished_end_of_turn_ms=960
@@ -112,7 +113,7 @@ def test_deferring_listener_reports_the_score_and_leaves_the_call_to_the_words()
     listener.handle(MicBlock(quiet(0.2)))
     assert [e.probability for e in events if isinstance(e, EndOfTurnScore)] == [0.9]
     assert end_times(events) == []  # sure-sounding, but the words are not in yet
-    listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), end_now=True))
+    listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), call=EndOfTurnCall.END_NOW))
     [ended_at] = end_times(events)
     assert ended_at < 1.0 + 0.25
 
@@ -126,12 +127,29 @@ def test_a_call_for_an_old_pause_is_ignored_and_unfinished_words_wait() -> None:
                         turn_detector=FakeTurnDetector(0.9), defer_to_transcript=True)
     listener.handle(MicBlock(loud(1.0)))
     listener.handle(MicBlock(quiet(0.2)))
-    listener.handle(JudgeEndOfTurn(pause_at=0.5, end_now=True))  # not this pause
+    listener.handle(JudgeEndOfTurn(pause_at=0.5, call=EndOfTurnCall.END_NOW))  # not this pause
     assert end_times(events) == []
-    listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), end_now=False))
+    listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), call=EndOfTurnCall.LONGER_SILENCE))
     listener.handle(MicBlock(quiet(1.0)))
     [ended_at] = end_times(events)
     assert ended_at > 1.0 + 0.9  # the longer wait, although the audio model was sure
+
+
+def test_a_finished_question_heard_as_unfinished_ends_after_the_usual_silence() -> None:
+    """The audio model's doubt asked for the longer wait; the words (a finished question)
+    take it back to the usual silence, so the reply is not held for the longer one."""
+    from app.core.turn import JudgeEndOfTurn
+
+    events: list[PipelineEvent] = []
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
+                        PlaybackQueue(16_000, events.append),
+                        turn_detector=FakeTurnDetector(0.02), defer_to_transcript=True)
+    listener.handle(MicBlock(loud(1.0)))
+    listener.handle(MicBlock(quiet(0.2)))
+    listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), call=EndOfTurnCall.USUAL_SILENCE))
+    listener.handle(MicBlock(quiet(1.0)))
+    [ended_at] = end_times(events)
+    assert 1.0 + 0.48 <= ended_at < 1.0 + 0.6  # the usual 480 ms, not the longer 960 ms
 
 
 # ---- barge-in: the reply pauses at the voice onset ----------------------------------------

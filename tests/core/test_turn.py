@@ -35,6 +35,7 @@ from app.core.turn import (
     StartTurn,
     TurnMachine,
 )
+from app.core.utterance_text import EndOfTurnCall
 
 AUDIO = np.ones(1600, dtype=np.float32)
 
@@ -286,12 +287,21 @@ def test_a_finished_question_ends_the_turn_although_the_audio_model_hesitates() 
     assert decided.probability == 0.18 and decided.text_verdict == "question"
 
 
+def test_a_finished_question_the_audio_model_hears_as_unfinished_waits_the_usual_silence(
+) -> None:
+    m = machine()
+    start = start_of(m.handle(paused(1.0)))
+    m.handle(EndOfTurnScore(at=1.0, probability=0.02))  # an espeak voice's finished question
+    call = _judge(m.handle(Transcript(start.turn_id, "What do you like to do for fun?", 1.2)))
+    assert call.call is EndOfTurnCall.USUAL_SILENCE and not call.end_now
+
+
 def test_words_that_trail_off_wait_although_the_audio_model_is_sure() -> None:
     m = machine()
     start = start_of(m.handle(paused(1.0)))
     m.handle(EndOfTurnScore(at=1.0, probability=0.95))
     call = _judge(m.handle(Transcript(start.turn_id, "I would like to go to the", 1.2)))
-    assert not call.end_now
+    assert call.call is EndOfTurnCall.LONGER_SILENCE
 
 
 def test_unclear_words_follow_the_audio_model_and_confirmed_turns_need_no_call() -> None:

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from app.core.utterance_text import TextVerdict, end_turn_now, judge_text, not_a_request
+from app.core.utterance_text import (
+    EndOfTurnCall,
+    TextVerdict,
+    end_of_turn_call,
+    end_turn_now,
+    judge_text,
+    not_a_request,
+)
 
 V = TextVerdict
 
@@ -13,7 +20,8 @@ V = TextVerdict
     "Why is the sky blue?", "What time zone is Tokyo in?", "Can you help me?",
     "Do you know what time it is?", "Tell me a joke.", "I think so.", "Turn it on.",
     "I like that.",
-    "I know what it is.", "Thanks!", "What is this about?",
+    "I know what it is.", "Thanks!", "What is this about?", "Where are you from?",
+    "Who are you talking to?",
     "\u6771\u4eac\u306f\u3069\u3053\u3067\u3059\u304b\uff1f",
 ])
 def test_finished_requests(text: str) -> None:
@@ -25,6 +33,7 @@ def test_finished_requests(text: str) -> None:
     "Can you tell me about the...", "Yesterday I went to the store because",
     "Tell me about my", "I need milk and.", "and so", "I was going to…", "Um.",
     "So what I was thinking is that.", "What is the difference between.",
+    "What is the difference between?", "Can you tell me about the?", "Do you want tea or?",
 ])
 def test_requests_that_trail_off(text: str) -> None:
     assert judge_text(text) is V.UNFINISHED
@@ -56,6 +65,19 @@ def test_words_and_audio_model_combined() -> None:
     assert not end_turn_now(V.UNCLEAR, 0.3, 0.5)
     assert not end_turn_now(V.UNCLEAR, None, 0.5)  # no audio model: the silence decides
     assert end_turn_now(V.QUESTION, None, 0.5) and end_turn_now(V.COMPLETE, None, 0.5)
+
+
+def test_when_not_now_only_a_finished_question_waits_the_usual_silence() -> None:
+    call = end_of_turn_call
+    assert call(V.QUESTION, 0.18, 0.5) is EndOfTurnCall.END_NOW
+    # the audio model is sure a finished question goes on (flat voices score them ~0.02):
+    # the usual silence decides, not the longer wait for the unfinished
+    assert call(V.QUESTION, 0.02, 0.5) is EndOfTurnCall.USUAL_SILENCE
+    # a full stop is weaker evidence (Whisper puts one after fragments too)
+    assert call(V.COMPLETE, 0.2, 0.5) is EndOfTurnCall.LONGER_SILENCE
+    assert call(V.UNFINISHED, 0.95, 0.5) is EndOfTurnCall.LONGER_SILENCE
+    assert call(V.UNCLEAR, 0.3, 0.5) is EndOfTurnCall.LONGER_SILENCE
+    assert call(V.UNCLEAR, None, 0.5) is EndOfTurnCall.LONGER_SILENCE
 
 
 @pytest.mark.parametrize("text", ["Thank you.", "Thanks for watching!", "", "...", "Bye."])
