@@ -46,6 +46,8 @@ class EngineChoice:
     asr: Path | None = None
     tts: Path | None = None
     n_gpu_layers: int | None = None
+    llm_threads: int | None = None
+    """LLM decode threads (None: ``default_threads``); ``run``/``bench --llm-threads``."""
     llm_url: str | None = None
     """An OpenAI-compatible server to use instead of a local model file ("" = none set)."""
     llm_model: str | None = None
@@ -136,7 +138,8 @@ def build_engines(
     else:
         llm_model = resolve("llm", explicit=choice.llm)
         llm = _repairable(
-            llm_model, lambda: LlamaLanguageModel(llm_model.path, n_gpu_layers=choice.n_gpu_layers)
+            llm_model, lambda: LlamaLanguageModel(
+                llm_model.path, n_gpu_layers=choice.n_gpu_layers, n_threads=choice.llm_threads)
         )
         if llm_model.source == "embedded":  # SmolLM2-135M: English only
             llm_languages = EMBEDDED_LLM_LANGUAGES

@@ -175,14 +175,17 @@ class _ThoughtFilter:
 
 
 def default_threads(cores: int | None = None) -> int | None:
-    """Decode threads: every core on a machine with two or fewer, else None
-    (llama-cpp-python's default, half the cores). On 2 cores two threads decoded SmolLM2
-    at 105 instead of 73 tokens/s, and ``bench --count 40 --no-baseline`` went from
-    voice-to-voice p50 0.83-0.84 s to 0.77 s with no gap over 150 ms: the LLM pauses
-    while the first chunk is synthesized, and the audio threads run at a higher priority
-    than the model stages, so the second thread costs the playback nothing."""
+    """Decode threads: one on a machine with two cores or fewer, else None (llama-cpp-python's
+    default, half the cores). Prompt evaluation (``n_threads_batch``) keeps every core.
+
+    Alone, SmolLM2 decodes faster on both cores of a 2-core machine (152 vs 132 tokens/s),
+    but inside the voice pipeline the second thread loses: the VAD, the speaker feeder,
+    the controller and the synthesizer of the next chunk wake every few milliseconds at a
+    higher priority, and every preemption stalls llama.cpp's two-thread barrier. Measured
+    in ``hanasu run``: 10-16 ms a token on two threads, 8 ms on one; ``hanasu bench
+    --count 40 --no-baseline --llm-threads 1`` vs ``2``: see the README's latency section."""
     count = cores if cores is not None else (os.cpu_count() or 1)
-    return count if count <= 2 else None
+    return 1 if count <= 2 else None
 
 
 class LlamaLanguageModel:

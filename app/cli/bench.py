@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from app.adapters.file_audio import read_audio, write_audio
-from app.cli.run import load_persona_and_engines, run_file
+from app.cli.run import add_llm_threads_argument, load_persona_and_engines, run_file
 from app.cli.server_options import add_llm_server_arguments
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline
@@ -146,6 +146,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--asr", type=Path)
     parser.add_argument("--tts", type=Path)
     parser.add_argument("--n-gpu-layers", type=int, default=None)
+    add_llm_threads_argument(parser)
     add_llm_server_arguments(parser)
     parser.add_argument(
         "--compare-local",

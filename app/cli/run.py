@@ -102,6 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--n-gpu-layers", type=int, default=None, help="LLM layers on the GPU (default: auto)"
     )
+    add_llm_threads_argument(parser)
     add_llm_server_arguments(parser)
     parser.add_argument(
         "--no-speculative",
@@ -269,6 +270,12 @@ def timeline_json(result: RunResult, input_path: Path) -> dict[str, object]:
     }
 
 
+def add_llm_threads_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--llm-threads", type=int, default=None,
+        help="LLM decode threads (default: 1 on a 2-core machine, else llama.cpp's choice)")
+
+
 def load_persona_and_engines(args: argparse.Namespace) -> tuple[Persona, Engines]:
     """The persona and warmed engines the command-line options ask for (run and bench)."""
     personas = load_persona_library()  # bundled + the user folder, as in the app
@@ -281,6 +288,7 @@ def load_persona_and_engines(args: argparse.Namespace) -> tuple[Persona, Engines
         asr=args.asr,
         tts=args.tts,
         n_gpu_layers=args.n_gpu_layers,
+        llm_threads=getattr(args, "llm_threads", None),
         llm_url=args.llm_url,
         llm_model=args.llm_model,
         llm_api_key=api_key_from_env(args),
