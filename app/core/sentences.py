@@ -9,7 +9,9 @@ at sentence ends, which sound natural, or at a clause once they are long (a run-
 sentence would otherwise keep the speaker waiting for its end). When an early chunk has no
 comma but is already long, it may also end just before a word that opens a clause
 ("The sky looks blue to us | because sunlight scatters..."): speakers pause there too, and
-the first words are heard a clause sooner than at the sentence's end.
+the first words are heard a clause sooner than at the sentence's end; once it has ten
+words, before a preposition too, so a run-on first sentence does not hold the first audio
+to its end.
 
 Japanese and Chinese have no spaces, so there a "word" count means nothing: the same rules
 count CJK characters instead (about five make a second of speech). A first chunk of a few
@@ -57,6 +59,11 @@ CLAUSE_OPENERS = frozenset(
 )
 """English words a speaker may pause before; an early chunk may end in front of them. Only
 words that open a clause whatever follows: "so" ("so much") and "that" ("that one") do not."""
+PHRASE_OPENERS = frozenset(
+    {"of", "in", "on", "at", "for", "with", "from", "by", "about", "into", "over", "after",
+     "before", "during", "through", "without", "across", "around", "under", "between"}
+)
+"""Prepositions: a long first sentence may be cut before one ("the answer | of the most")."""
 _LINE_MARKER = re.compile(r"[ \t]*(?:#{1,6}|[-*+>•]|\d{1,3}[.)])(?:[ \t]+|$)")
 _MARKER_PREFIX = re.compile(r"[ \t]*(?:#{1,6}|[-*+>•]|\d{1,3}[.)]?|`{1,2})?")
 
@@ -66,8 +73,10 @@ _Step = tuple[str, int] | None
 
 @dataclass(frozen=True)
 class GateConfig:
-    first_clause_min_words: int = 4
-    """The first chunk may end at a clause mark (, ; : — and CJK) once it has this many words."""
+    first_clause_min_words: int = 2
+    """The first chunk may end at a clause mark (, ; : — and CJK) once it has this many
+    words: "In Japanese," "Of course," "Bees make honey," are whole intonation phrases a
+    speaker pauses after (a lone "Oh," or "Well," is too short to stand alone)."""
     clause_split_words: int = 12
     """After a chunk that ended at a clause, the next may too (with ``first_clause_min_words``)
     until this many words of the reply are out: a short first clause plays for about a
@@ -87,6 +96,13 @@ class GateConfig:
     would otherwise hold the first audio until its end."""
     clause_openers: frozenset[str] = CLAUSE_OPENERS
     """Words that open a clause, lower case; empty turns these breaks off."""
+    phrase_break_min_words: int = 10
+    """An early chunk may also end before a preposition (``phrase_openers``) once it has
+    this many words: a long run-on first sentence (a small model's loop, "the most
+    accurate answer of the most accurate answer of...") would otherwise hold the first
+    audio until its end, and take as long again to synthesize."""
+    phrase_openers: frozenset[str] = PHRASE_OPENERS
+    """Words that open a phrase, lower case; empty turns these breaks off."""
     min_chunk_chars: int = 2
     """Shorter chunks are carried into the next one."""
     max_chunk_chars: int = 300
@@ -382,16 +398,22 @@ class SentenceGate:
         return None
 
     def _opener_break(self, text: str, lead: int, space: int) -> bool:
-        """Whether an early chunk ends at the space text[space], before a clause opener.
-        An opener is known only once a space follows it ("and" may become "android"); until
-        then this says no, and the next token's rescan of the pending text decides."""
+        """Whether an early chunk ends at the space text[space], before a clause opener (or,
+        once it is long, a preposition). An opener is known only once a space follows it
+        ("and" may become "android"); until then this says no, and the next token's rescan
+        of the pending text decides."""
         start = _skip_spaces(text, space)
         end = start
         while end < len(text) and text[end].isalpha():
             end += 1
         if end == len(text) or not text[end].isspace():
             return False  # not complete yet, or "and." / "but," / "and-"
-        if text[start:end].lower() not in self._config.clause_openers:
+        config, opener = self._config, text[start:end].lower()
+        if opener in config.clause_openers:
+            needed = config.opener_break_min_words
+        elif opener in config.phrase_openers:
+            needed = config.phrase_break_min_words
+        else:
             return False
         follower = _skip_spaces(text, end)
         if follower + 1 >= len(text):
@@ -400,7 +422,7 @@ class SentenceGate:
         if text[follower].isupper() and not pronoun:
             return False  # "Romeo and Juliet", "salt and Pepper Co.": a name, not a clause
         words = sum(1 for word in text[lead:space].split() if any(ch.isalnum() for ch in word))
-        return words >= self._config.opener_break_min_words
+        return words >= needed
 
     def _clause_end(self, text: str, start: int, end: int, final: bool) -> bool | None:
         """Whether the clause marks text[start:end] end a chunk (None: wait for more)."""

@@ -41,7 +41,7 @@ def normalise(text: str) -> str:
     [
         (
             "Hello there, how are you doing today? I am fine.",
-            ["Hello there, how are you doing today?", "I am fine."],
+            ["Hello there,", "how are you doing today?", "I am fine."],
         ),
         (
             "Well, I think that the answer is simple, really. Yes.",
@@ -191,9 +191,25 @@ def test_an_early_chunk_without_a_comma_may_end_before_a_clause_opener(
     assert chunks_of(list(text)) == expected
 
 
+def test_a_long_first_sentence_may_end_before_a_preposition() -> None:
+    looping = ("The most famous and famously accurate answer of the most accurate answer of "
+               "the most accurate answer.")
+    chunks = chunks_of([looping])
+    assert chunks[0] == "The most famous and famously accurate answer of the most accurate answer"
+    assert chunks == chunks_of(list(looping))  # however the tokens fall
+    assert " ".join(chunks) == looping  # nothing lost or doubled
+    # fewer than ten words before the preposition: one chunk, as before
+    assert chunks_of(["The moon is about 384,000 kilometres away from Earth. Yes."]) == [
+        "The moon is about 384,000 kilometres away from Earth.", "Yes."]
+    # only early chunks: later sentences end at their marks
+    assert chunks_of(["Sure. " + looping]) == ["Sure.", looping]
+    assert chunks_of([looping], GateConfig(phrase_openers=frozenset())) == [looping]
+
+
 def test_clause_opener_breaks_can_be_turned_off_or_tuned() -> None:
     text = "The sky looks blue to us because sunlight scatters in the air."
-    assert chunks_of([text], GateConfig(clause_openers=frozenset())) == [text]
+    assert chunks_of([text], GateConfig(clause_openers=frozenset(),
+                                        phrase_openers=frozenset())) == [text]
     assert chunks_of([text], GateConfig(opener_break_min_words=7)) == [text]
     assert chunks_of([text], GateConfig(opener_break_min_words=3))[0] == "The sky looks blue to us"
 
@@ -229,9 +245,12 @@ def test_a_long_later_sentence_is_spoken_in_parts_at_its_clauses() -> None:
     assert chunks_of([short])[1] == "We sell apples, pears, and plums, all fresh."
 
 
-def test_custom_first_clause_words() -> None:
+def test_a_two_word_first_clause_is_a_chunk_and_the_count_is_a_setting() -> None:
     text = "Hello there, how are you doing today? Fine."
-    assert chunks_of([text], GateConfig(first_clause_min_words=2))[0] == "Hello there,"
+    assert chunks_of([text])[0] == "Hello there,"
+    assert chunks_of(["Oh, that is lovely. Yes."])[0] == "Oh, that is lovely."  # one word: no
+    assert chunks_of([text], GateConfig(first_clause_min_words=4))[0] == (
+        "Hello there, how are you doing today?")
 
 
 def test_gate_resets_after_flush() -> None:
@@ -261,6 +280,7 @@ FRAGMENTS = [
 marked_up_text = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 OPENER_FRAGMENTS = [
     "and", "an", "android", "because", "but", "I", "I'm", "Juliet", "it", "so", " ", " ", " ",
+    "of", "offer", "in", "into",
     "  ", ",", ".", "!", "\n", "*", "-", "is", "blue", "sky", "very", "we", "Ice",
 ]
 opener_text = st.lists(st.sampled_from(OPENER_FRAGMENTS), max_size=40).map("".join)
@@ -313,5 +333,7 @@ def test_plain_text_is_kept_and_split_only_where_allowed(text: str, cuts: list[i
         word = text[:end].split()[-1]
         assert word not in ABBREVIATIONS, (text, end)
         assert not (word == "No." and text[end:].lstrip()[:1].isdigit())
-    for chunk in chunks[1:-1]:
-        assert SENTENCE_END.search(chunk), chunks
+    for chunk in chunks[1:-1]:  # a sentence end, or a clause of enough words
+        words = len(chunk.split())
+        at_clause = chunk[-1] in ",;:—" and words >= GateConfig().first_clause_min_words
+        assert SENTENCE_END.search(chunk) or at_clause, chunks
