@@ -204,7 +204,12 @@ class LlamaLanguageModel:
         top_p: float = 0.95,
         min_p: float = 0.05,
         repeat_penalty: float = 1.0,
+        prompt_lookup_tokens: int = 0,
     ) -> None:
+        """``prompt_lookup_tokens``: draft that many tokens by prompt lookup (llama-cpp-
+        python's ``LlamaPromptLookupDecoding``); 0, the default, drafts none: on the embedded
+        model it decoded slower (``hanasu bench decode``), since a reply seldom repeats its
+        prompt and drafting needs the logits of every position."""
         path = Path(model_path) if model_path is not None else embedded_model_path()
         _check_gguf(path)
         import llama_cpp
@@ -221,6 +226,10 @@ class LlamaLanguageModel:
         }
         if seed is not None:
             kwargs["seed"] = seed
+        if prompt_lookup_tokens > 0:
+            from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+            kwargs["draft_model"] = LlamaPromptLookupDecoding(num_pred_tokens=prompt_lookup_tokens)
         from app.adapters.llama_amx import extra_buffers_allowed, without_extra_buffers
         from app.paths import user_data_dir
 

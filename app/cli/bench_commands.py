@@ -13,6 +13,7 @@ SUBCOMMANDS = {
     "ui": ("app.cli.bench_ui", "window, idle CPU and UI-stall benchmark"),
     "asr": ("app.cli.bench_asr", "ASR word error rate and time: short window vs 30 s window"),
     "tts": ("app.cli.bench_tts", "time to first audio per voice engine, gaps between chunks"),
+    "decode": ("app.cli.bench_decode", "LLM decode speed: sampler settings, prompt lookup"),
     "gpu": ("app.cli.bench_gpu", "LLM TTFT, decode speed and memory on a random Gemma 4 GGUF"),
     "turns": ("app.cli.bench_turns", "end-of-turn cut-offs and late ends, barge-in, phantoms"),
     "soak": ("app.cli.bench_soak", "1,000 fake-engine turns on the window: RSS growth, GUI stalls"),
