@@ -117,25 +117,26 @@ def test_end_now_ends_a_paused_turn_at_once() -> None:
     assert feed(endpointer, [0.0] * 30) == []
 
 
-def test_wait_usual_takes_back_the_longer_wait() -> None:
+def _paused_and_told_to_wait_longer() -> Endpointer:
+    """An endpointer 96 ms into a pause (320 ms usual end, 960 ms longer), told to wait longer."""
     cfg = EndpointConfig(
         min_speech_ms=64, pause_ms=96, end_of_turn_ms=320, unfinished_end_of_turn_ms=960
     )
     endpointer = Endpointer(cfg)
     feed(endpointer, [0.9] * 10 + [0.0] * 3)
     endpointer.wait_longer()
+    return endpointer
+
+
+def test_wait_usual_takes_back_the_longer_wait() -> None:
+    endpointer = _paused_and_told_to_wait_longer()
     endpointer.wait_usual()
     events = feed(endpointer, [0.0] * 7)  # 3 + 7 frames = 320 ms
     assert kinds(events) == ["UtteranceEnded"]
 
 
 def test_wait_longer_extends_only_the_current_pause() -> None:
-    cfg = EndpointConfig(
-        min_speech_ms=64, pause_ms=96, end_of_turn_ms=320, unfinished_end_of_turn_ms=960
-    )
-    endpointer = Endpointer(cfg)
-    feed(endpointer, [0.9] * 10 + [0.0] * 3)
-    endpointer.wait_longer()
+    endpointer = _paused_and_told_to_wait_longer()
     events = feed(endpointer, [0.0] * 20)  # 3 + 20 frames = 736 ms < 960 ms
     assert events == []
     events = feed(endpointer, [0.0] * 10)

@@ -101,16 +101,23 @@ def _pause_at(events: list[PipelineEvent]) -> float:
     return next(e.at for e in events if isinstance(e, SpeechPaused))
 
 
+def _paused_deferring_listener(events: list[PipelineEvent], probability: float) -> Listener:
+    """A listener that leaves the end-of-turn call to the words, after 1 s of speech and
+    200 ms of silence (paused: the audio model scored ``probability``)."""
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
+                        PlaybackQueue(16_000, events.append),
+                        turn_detector=FakeTurnDetector(probability), defer_to_transcript=True)
+    listener.handle(MicBlock(loud(1.0)))
+    listener.handle(MicBlock(quiet(0.2)))
+    return listener
+
+
 def test_deferring_listener_reports_the_score_and_leaves_the_call_to_the_words() -> None:
     from app.core.events import EndOfTurnScore
     from app.core.turn import JudgeEndOfTurn
 
     events: list[PipelineEvent] = []
-    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
-                        PlaybackQueue(16_000, events.append),
-                        turn_detector=FakeTurnDetector(0.9), defer_to_transcript=True)
-    listener.handle(MicBlock(loud(1.0)))
-    listener.handle(MicBlock(quiet(0.2)))
+    listener = _paused_deferring_listener(events, 0.9)
     assert [e.probability for e in events if isinstance(e, EndOfTurnScore)] == [0.9]
     assert end_times(events) == []  # sure-sounding, but the words are not in yet
     listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), call=EndOfTurnCall.END_NOW))
@@ -122,11 +129,7 @@ def test_a_call_for_an_old_pause_is_ignored_and_unfinished_words_wait() -> None:
     from app.core.turn import JudgeEndOfTurn
 
     events: list[PipelineEvent] = []
-    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
-                        PlaybackQueue(16_000, events.append),
-                        turn_detector=FakeTurnDetector(0.9), defer_to_transcript=True)
-    listener.handle(MicBlock(loud(1.0)))
-    listener.handle(MicBlock(quiet(0.2)))
+    listener = _paused_deferring_listener(events, 0.9)
     listener.handle(JudgeEndOfTurn(pause_at=0.5, call=EndOfTurnCall.END_NOW))  # not this pause
     assert end_times(events) == []
     listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), call=EndOfTurnCall.LONGER_SILENCE))
@@ -141,11 +144,7 @@ def test_a_finished_question_heard_as_unfinished_ends_after_the_usual_silence() 
     from app.core.turn import JudgeEndOfTurn
 
     events: list[PipelineEvent] = []
-    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
-                        PlaybackQueue(16_000, events.append),
-                        turn_detector=FakeTurnDetector(0.02), defer_to_transcript=True)
-    listener.handle(MicBlock(loud(1.0)))
-    listener.handle(MicBlock(quiet(0.2)))
+    listener = _paused_deferring_listener(events, 0.02)
     listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), call=EndOfTurnCall.USUAL_SILENCE))
     listener.handle(MicBlock(quiet(1.0)))
     [ended_at] = end_times(events)
