@@ -129,6 +129,11 @@ def _cjk_count(text: str) -> int:
     return sum(1 for ch in text if _is_cjk(ch))
 
 
+def _spoken_words(text: str) -> int:
+    """Words with a letter or digit in them (a lone "—" or "*" is no word)."""
+    return sum(1 for word in text.split() if any(ch.isalnum() for ch in word))
+
+
 def _run_end(text: str, pos: int, chars: str) -> int:
     while pos < len(text) and text[pos] in chars:
         pos += 1
@@ -421,14 +426,13 @@ class SentenceGate:
         pronoun = text[follower] == "I" and not text[follower + 1].isalpha()  # "and I'm"
         if text[follower].isupper() and not pronoun:
             return False  # "Romeo and Juliet", "salt and Pepper Co.": a name, not a clause
-        words = sum(1 for word in text[lead:space].split() if any(ch.isalnum() for ch in word))
-        return words >= needed
+        return _spoken_words(text[lead:space]) >= needed
 
     def _clause_end(self, text: str, start: int, end: int, final: bool) -> bool | None:
         """Whether the clause marks text[start:end] end a chunk (None: wait for more)."""
         config = self._config
         head = text[:end]
-        words = sum(1 for word in head.split() if any(ch.isalnum() for ch in word))
+        words = _spoken_words(head)
         cjk = _cjk_count(head)
         early = self._after_clause and (
             words >= config.first_clause_min_words or cjk >= config.first_clause_min_chars

@@ -24,17 +24,17 @@ class TextVerdict(Enum):
     """No punctuation to go by, or nothing said: the audio model decides."""
 
 
-TRAILING_WORDS = frozenset({
-    # conjunctions
-    "and", "or", "but", "so", "because", "although", "though", "whereas", "unless", "until",
-    "if", "whether", "than", "which", "whose",
-    # articles and possessives
-    "the", "a", "an", "my", "your", "its", "our", "their", "every",
+_ARTICLES_AND_POSSESSIVES = frozenset(
+    {"the", "a", "an", "my", "your", "its", "our", "their", "every"})
+_FILLERS = frozenset({"um", "uh", "er", "erm"})
+_JOINING_CONJUNCTIONS = frozenset(
+    {"and", "or", "but", "because", "although", "whereas", "unless", "than"})
+TRAILING_WORDS = _ARTICLES_AND_POSSESSIVES | _FILLERS | _JOINING_CONJUNCTIONS | frozenset({
+    # conjunctions that may also end a question ("Why not, though?", "What if?")
+    "so", "though", "until", "if", "whether", "which", "whose",
     # prepositions that are not also verb particles
     "to", "of", "for", "with", "without", "from", "into", "onto", "at", "by", "about", "as",
     "via", "like", "between", "among", "toward", "towards", "despite", "unlike",
-    # fillers
-    "um", "uh", "er", "erm",
 })
 """Words a spoken request does not end on (English): conjunctions, articles, possessives,
 prepositions that are not also verb particles ("log in", "turn it on" end fine), fillers.
@@ -45,11 +45,8 @@ SO_ENDS_A_SENTENCE_AFTER = frozenset(
 )
 """'so' trails ("...and so") except in "I think so", "I hope so", ..."""
 
-NEVER_END_A_QUESTION = frozenset({
-    "the", "a", "an", "my", "your", "its", "our", "their", "every",
-    "and", "or", "but", "because", "although", "whereas", "unless", "than", "between",
-    "um", "uh", "er", "erm",
-})
+NEVER_END_A_QUESTION = (
+    _ARTICLES_AND_POSSESSIVES | _FILLERS | _JOINING_CONJUNCTIONS | frozenset({"between"}))
 """Words no question ends on, although Whisper may put a question mark after them
 ("What is the difference between?"). Prepositions are left out: English questions end on
 them ("Where are you from?", "What time zone is Tokyo in?")."""
