@@ -187,6 +187,7 @@ class Listener(Worker[ListenerJob]):
                 self.muted = item.muted
                 self.endpointer.reset()
                 self.vad.reset()
+                self._hold_replies_for_voice()
             case JudgeEndOfTurn():
                 self._apply_end_of_turn(item)
 
@@ -328,7 +329,9 @@ class Listener(Worker[ListenerJob]):
             self.echo_residue_frames += 1
             probability = 0.0
         self.endpointer.assistant_speaking = audible
-        for found in self.endpointer.feed(frame, probability):
+        found_events = self.endpointer.feed(frame, probability)
+        self._hold_replies_for_voice()
+        for found in found_events:
             if isinstance(found, SpeechStarted):
                 self._voice_confirmed = True
                 self._confirmed_over_reply = audible
@@ -338,6 +341,11 @@ class Listener(Worker[ListenerJob]):
             if isinstance(event, SpeechPaused) and self.turn_detector is not None:
                 self._judge_pause(event)
         self._pause_for_voice(self.clock_time(self._samples / rate))
+
+    def _hold_replies_for_voice(self) -> None:
+        """No reply starts while a voice is in progress (from its first voiced frame, not
+        once it counts as speech), set before any end of turn is published."""
+        self.playback.hold_new_replies(self.endpointer.in_speech and not self.muted)
 
     def _pause_for_voice(self, now: float) -> None:
         """Pause the reply at a new voice onset; resume it if the voice dies away before it
@@ -357,7 +365,8 @@ class Listener(Worker[ListenerJob]):
             return
         if (self.pause_on_voice and not self.muted and self.playback.speaking
                 and not machine_decides
-                and self.endpointer.voiced_ms >= PAUSE_AFTER_VOICED_MS):
+                and (self.endpointer.voiced_ms >= PAUSE_AFTER_VOICED_MS
+                     or self._reply_began_after_voice())):
             # A new onset over the reply, or a reply that began while the user was already
             # talking (it waits for them; the turn machine reopens or drops it).
             self.playback.pause()
@@ -366,11 +375,19 @@ class Listener(Worker[ListenerJob]):
                 self.publish(PlaybackPaused(
                     at=now, speech_start=self.clock_time(self.endpointer.speech_start)))
 
+    def _reply_began_after_voice(self) -> bool:
+        """The reply started sounding after this voice began (it slipped past the hold on
+        new replies between two frames): the voice is not its echo, and the turn machine
+        reopens the turn for it (``TurnMachine._reply_heard_before``), so pause it now."""
+        started = self.playback.sounding_since
+        return started is not None and self.clock_time(self.endpointer.speech_start) < started
+
     def _apply_end_of_turn(self, call: JudgeEndOfTurn) -> None:
         if self.endpointer.pause_at != call.pause_at:
             return  # the user went on (or the silence already ended the turn)
         if call.call is EndOfTurnCall.END_NOW:
             ended = self.endpointer.end_now()
+            self._hold_replies_for_voice()  # before the turn's end lets its reply play
             if ended is not None:
                 self.publish(self._stamp(ended))
         elif call.call is EndOfTurnCall.USUAL_SILENCE:
@@ -391,6 +408,7 @@ class Listener(Worker[ListenerJob]):
             return
         if probability >= self.complete_threshold:
             ended = self.endpointer.end_now()
+            self._hold_replies_for_voice()  # before the turn's end lets its reply play
             if ended is not None:
                 self.publish(self._stamp(ended))
         else:

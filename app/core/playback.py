@@ -74,6 +74,9 @@ class PlaybackQueue:
         self.speaking = False
         self.paused = False
         """Paused for the user (a possible barge-in): silence out, position kept."""
+        self._hold_new_replies = False
+        self.sounding_since: float | None = None
+        """When the reply now at the front started to sound, on the pipeline clock."""
         self.wake = threading.Event()
         """Set whenever there is audio to play (a speaker feeder sleeps on it when idle)."""
 
@@ -162,6 +165,19 @@ class PlaybackQueue:
             self.paused = False
         self.wake.set()
 
+    def hold_new_replies(self, hold: bool) -> None:
+        """While the user's voice may be starting, a reply that has not played yet stays
+        silent (one already playing is the listener's to pause). Speech that began before
+        a reply was audible reopens its turn, so the reply is dropped anyway; started in
+        the 30-160 ms before that speech is confirmed, its first syllable was a blip the
+        user heard in the middle of their own sentence."""
+        with self._lock:
+            if hold == self._hold_new_replies:
+                return
+            self._hold_new_replies = hold
+        if not hold:
+            self.wake.set()
+
     def idle(self) -> bool:
         with self._lock:
             return not self._turns
@@ -189,8 +205,11 @@ class PlaybackQueue:
                         continue
                     break
                 if not turn.started:
+                    if self._hold_new_replies:
+                        break
                     turn.started = True
                     start_at = self._clock(self._position + filled)
+                    self.sounding_since = start_at
                     events.append(PlaybackStarted(turn_id=turn_id, at=start_at))
                 segment = turn.segments[0]
                 if turn.acknowledged and segment.answer and not turn.answer_started:
@@ -223,6 +242,8 @@ class PlaybackQueue:
 
     def _end(self, turn_id: int, interrupted: bool) -> PlaybackEnded:
         turn = self._turns.pop(turn_id)
+        if turn.started:
+            self.sounding_since = None
         if turn_id in self._order:
             self._order.remove(turn_id)
         return PlaybackEnded(

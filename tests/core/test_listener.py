@@ -235,27 +235,85 @@ def test_echo_residue_over_the_reply_is_not_speech_but_a_voice_over_it_is() -> N
     assert [e for e in events if isinstance(e, SpeechStarted)]
 
 
+def _reply_ready_at(start_s: float, heard: FloatAudio,
+                    listener: Listener, playback: PlaybackQueue) -> FloatAudio:
+    """Feed ``heard`` to the listener in 32 ms blocks while the speaker pulls as many; a
+    released reply is queued ``start_s`` in. Returns what the speaker played."""
+    played = []
+    for start in range(0, heard.size, 512):
+        if start == int(start_s * 16_000) // 512 * 512:
+            playback.begin(1, held=False)
+            playback.enqueue(1, np.full(16_000 * 5, 0.2, np.float32), "A reply.")
+        played.append(playback.pull(512))
+        listener.handle(MicBlock(heard[start:start + 512]))
+    return np.concatenate(played)
+
+
 def test_a_reply_that_starts_while_the_user_talks_waits_for_them() -> None:
-    from app.core.events import SpeechStarted
+    from app.core.events import PlaybackStarted, SpeechStarted
 
     events: list[PipelineEvent] = []
     playback = PlaybackQueue(16_000, events.append)
     listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
                         pause_on_voice=True)
-    speech = loud(1.0)
-    for start in range(0, speech.size, 512):
-        if start == 8_192:  # the user has been talking for half a second: a reply begins
-            playback.begin(1, held=False)
-            playback.enqueue(1, np.full(16_000 * 5, 0.2, np.float32), "A reply.")
-        playback.pull(512)
-        listener.handle(MicBlock(speech[start:start + 512]))
+    # the user has been talking for half a second when a reply is ready
+    played = _reply_ready_at(0.5, loud(1.0), listener, playback)
     (started,) = [e for e in events if isinstance(e, SpeechStarted)]
     assert not started.over_assistant
-    assert playback.paused  # it does not talk over the user
-    for _ in range(0, 16_000, 512):
-        playback.pull(512)
-        listener.handle(MicBlock(quiet(0.032)))
-    assert not playback.paused  # nobody dropped it: it plays once the user is done
+    assert not played.any() and not [e for e in events if isinstance(e, PlaybackStarted)]
+    played = _reply_ready_at(9.0, quiet(1.0), listener, playback)
+    assert played.any()  # nobody dropped it: it plays once the user is done
+
+
+def test_a_reply_ready_at_a_voice_onset_is_silent_from_the_first_voiced_frame() -> None:
+    """Speech confirmed 64 ms (here; 160 ms in the app) after it began reopens a turn whose
+    reply was not audible when it began: none of that reply may be heard meanwhile."""
+    from app.core.events import PlaybackStarted, SpeechStarted
+
+    events: list[PipelineEvent] = []
+    playback = PlaybackQueue(16_000, events.append)
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
+                        pause_on_voice=True)
+    # one voiced frame heard, the reply is ready on the next block
+    played = _reply_ready_at(0.544, np.concatenate([quiet(0.512), loud(0.3)]), listener,
+                             playback)
+    (started,) = [e for e in events if isinstance(e, SpeechStarted)]
+    assert started.speech_start == 0.512
+    assert not played.any() and not [e for e in events if isinstance(e, PlaybackStarted)]
+
+
+def test_a_reply_that_slips_in_after_a_voice_began_pauses_at_its_first_frame() -> None:
+    """Ready between the voice's first sample and the listener hearing its frame, the reply
+    starts (the hold comes a frame late); it is paused on that frame, not 64 ms later."""
+    events: list[PipelineEvent] = []
+    playback = PlaybackQueue(16_000, events.append)
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
+                        pause_on_voice=True)
+    heard = np.concatenate([quiet(0.512), loud(0.3)])
+    played = []
+    for start in range(0, heard.size, 512):
+        if start == 8_192:  # the voice's first frame: the reply is ready half-way through it
+            played.append(playback.pull(256))
+            playback.begin(1, held=False)
+            playback.enqueue(1, np.full(16_000 * 5, 0.2, np.float32), "A reply.")
+            played.append(playback.pull(256))
+        else:
+            played.append(playback.pull(512))
+        listener.handle(MicBlock(heard[start:start + 512]))
+    sound = np.flatnonzero(np.concatenate(played)) / 16_000
+    assert sound.size and sound[0] >= 0.528 and sound[-1] < 0.544  # that half-frame only
+    assert playback.paused
+
+
+def test_a_reply_held_for_a_click_plays_once_it_dies_away() -> None:
+    events: list[PipelineEvent] = []
+    playback = PlaybackQueue(16_000, events.append)
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
+                        pause_on_voice=True)
+    click = np.concatenate([quiet(0.512), loud(0.032), quiet(0.5)])  # one 32 ms frame
+    played = _reply_ready_at(0.544, click, listener, playback)
+    first = np.flatnonzero(played)[0] / 16_000
+    assert 0.544 < first <= 0.544 + 0.2  # held until the click no longer may be speech
 
 
 def test_digital_silence_is_not_run_through_the_vad() -> None:
