@@ -18,6 +18,9 @@ class TextVerdict(Enum):
     """Ends with a question mark: a request, whatever the voice sounded like."""
     COMPLETE = "complete"
     """Ends like a sentence, on a word that can end one."""
+    REQUEST = "request"
+    """Ends like a sentence and opens like a request ("Tell me something about the ocean.",
+    "Could you recommend a film."): asked as a question is, though written as a statement."""
     UNFINISHED = "unfinished"
     """Trails off: a conjunction, an article, a preposition, a comma, an ellipsis."""
     UNCLEAR = "unclear"
@@ -65,6 +68,17 @@ CJK_QUESTION_ENDINGS = ("か", "かい", "かな", "吗", "嗎", "呢", "么", "
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]$")
 
 
+REQUEST_OPENERS = frozenset({
+    "tell", "give", "show", "help", "recommend", "explain", "describe", "suggest", "list",
+    "summarise", "summarize", "teach", "remind", "translate", "define", "compare", "please",
+    "can", "could", "would", "will",
+})
+"""First words of a spoken request that Whisper closes with a full stop: imperatives that
+ask for an answer, and the modals of a question written without its mark ("Could you...").
+A statement ("I went to the store.") may well go on; a request has asked what it asks.
+"Let me think." and "Let's see." are left out: they go on."""
+
+
 def _words(text: str) -> list[str]:
     return ["".join(ch for ch in word.lower() if ch.isalnum() or ch == "'")
             for word in text.split()]
@@ -106,7 +120,8 @@ def judge_text(text: str) -> TextVerdict:
     if _trails_off(stripped):
         return TextVerdict.UNFINISHED
     if stripped.endswith(ENDING_MARKS):
-        return TextVerdict.COMPLETE
+        first = [word for word in _words(stripped) if word][:1]
+        return TextVerdict.REQUEST if first[0] in REQUEST_OPENERS else TextVerdict.COMPLETE
     if _CJK.search(stripped) and stripped.endswith(CJK_QUESTION_ENDINGS):
         return TextVerdict.QUESTION
     return TextVerdict.UNCLEAR
@@ -129,7 +144,8 @@ def end_turn_now(verdict: TextVerdict, probability: float | None, threshold: flo
         return False
     if probability is None:
         return verdict is not TextVerdict.UNCLEAR
-    bar = {TextVerdict.QUESTION: QUESTION_BAR, TextVerdict.COMPLETE: SENTENCE_BAR}
+    bar = {TextVerdict.QUESTION: QUESTION_BAR, TextVerdict.COMPLETE: SENTENCE_BAR,
+           TextVerdict.REQUEST: SENTENCE_BAR}
     return probability >= bar.get(verdict, threshold)
 
 
@@ -138,8 +154,8 @@ class EndOfTurnCall(Enum):
 
     END_NOW = "end now"
     USUAL_SILENCE = "usual silence"
-    """End after the usual end-of-turn silence: a finished question that the audio model
-    hears as unfinished (flat and synthetic voices score finished questions near 0). The
+    """End after the usual end-of-turn silence: a finished question or request that the audio
+    model hears as unfinished (flat and synthetic voices score finished questions near 0). The
     words and the sound disagree, so neither settles it; the silence does, as it would
     with no audio model, instead of the longer wait for a user who trails off."""
     LONGER_SILENCE = "longer silence"
@@ -152,7 +168,7 @@ def end_of_turn_call(
     """``end_turn_now``, and when it says no, how long to wait for more."""
     if end_turn_now(verdict, probability, threshold):
         return EndOfTurnCall.END_NOW
-    if verdict is TextVerdict.QUESTION:
+    if verdict in (TextVerdict.QUESTION, TextVerdict.REQUEST):
         return EndOfTurnCall.USUAL_SILENCE
     return EndOfTurnCall.LONGER_SILENCE
 

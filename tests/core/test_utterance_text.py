@@ -25,7 +25,21 @@ V = TextVerdict
     "\u6771\u4eac\u306f\u3069\u3053\u3067\u3059\u304b\uff1f",
 ])
 def test_finished_requests(text: str) -> None:
-    assert judge_text(text) in (V.COMPLETE, V.QUESTION)
+    assert judge_text(text) in (V.COMPLETE, V.QUESTION, V.REQUEST)
+
+
+@pytest.mark.parametrize(("text", "verdict"), [
+    ("Tell me something interesting about the ocean.", V.REQUEST),
+    ("Give me one tip to be more productive.", V.REQUEST),
+    ("Could you recommend a good movie for tonight.", V.REQUEST),
+    ("Please explain how rainbows form!", V.REQUEST),
+    ("I went to the store.", V.COMPLETE),
+    ("Let me think.", V.COMPLETE),
+    ("Tell me about the.", V.UNFINISHED),
+    ("Tell me a story about", V.UNFINISHED),
+])
+def test_a_full_stop_after_a_request_reads_as_asked(text: str, verdict: TextVerdict) -> None:
+    assert judge_text(text) is verdict
 
 
 @pytest.mark.parametrize("text", [
@@ -73,8 +87,12 @@ def test_when_not_now_only_a_finished_question_waits_the_usual_silence() -> None
     # the audio model is sure a finished question goes on (flat voices score them ~0.02):
     # the usual silence decides, not the longer wait for the unfinished
     assert call(V.QUESTION, 0.02, 0.5) is EndOfTurnCall.USUAL_SILENCE
-    # a full stop is weaker evidence (Whisper puts one after fragments too)
+    # a full stop is weaker evidence (Whisper puts one after fragments too)...
     assert call(V.COMPLETE, 0.2, 0.5) is EndOfTurnCall.LONGER_SILENCE
+    assert call(V.REQUEST, 0.35, 0.5) is EndOfTurnCall.END_NOW
+    # ...but a request ("Tell me something about the ocean.") has asked what it asks: Smart
+    # Turn gave the bench's Piper voice 0.21 on it, and it waited 0.93 s for more
+    assert call(V.REQUEST, 0.2, 0.5) is EndOfTurnCall.USUAL_SILENCE
     assert call(V.UNFINISHED, 0.95, 0.5) is EndOfTurnCall.LONGER_SILENCE
     assert call(V.UNCLEAR, 0.3, 0.5) is EndOfTurnCall.LONGER_SILENCE
     assert call(V.UNCLEAR, None, 0.5) is EndOfTurnCall.LONGER_SILENCE
