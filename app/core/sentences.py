@@ -11,7 +11,8 @@ comma but is already long, it may also end just before a word that opens a claus
 ("The sky looks blue to us | because sunlight scatters..."): speakers pause there too, and
 the first words are heard a clause sooner than at the sentence's end; once it has ten
 words, before a preposition too, so a run-on first sentence does not hold the first audio
-to its end.
+to its end; and before a long number ("The moon is | 222,750 miles away."), which takes
+long to say and so to synthesize.
 
 Japanese and Chinese have no spaces, so there a "word" count means nothing: the same rules
 count CJK characters instead (about five make a second of speech). A first chunk of a few
@@ -103,6 +104,13 @@ class GateConfig:
     audio until its end, and take as long again to synthesize."""
     phrase_openers: frozenset[str] = PHRASE_OPENERS
     """Words that open a phrase, lower case; empty turns these breaks off."""
+    number_break_min_words: int = 3
+    """An early chunk may end before a long number (``long_number_digits``) once it has
+    this many words: "The moon is | 222,750 miles away." A long number is seconds of speech
+    ("two hundred twenty-two thousand...") that the voice synthesizes before saying a word;
+    a speaker pauses before one anyway. 0 turns these breaks off."""
+    long_number_digits: int = 5
+    """Digits that make a number long to say (years and "2,000" are short)."""
     min_chunk_chars: int = 2
     """Shorter chunks are carried into the next one."""
     max_chunk_chars: int = 300
@@ -408,6 +416,8 @@ class SentenceGate:
         ("and" may become "android"); until then this says no, and the next token's rescan
         of the pending text decides."""
         start = _skip_spaces(text, space)
+        if start < len(text) and text[start].isdigit():
+            return self._number_break(text, lead, space, start)
         end = start
         while end < len(text) and text[end].isalpha():
             end += 1
@@ -427,6 +437,20 @@ class SentenceGate:
         if text[follower].isupper() and not pronoun:
             return False  # "Romeo and Juliet", "salt and Pepper Co.": a name, not a clause
         return _spoken_words(text[lead:space]) >= needed
+
+    def _number_break(self, text: str, lead: int, space: int, start: int) -> bool:
+        """Whether an early chunk ends at text[space], before the number at text[start]: only
+        once the number is complete (a space or a letter after it), so "2" that becomes
+        "222,750" is judged whole."""
+        config = self._config
+        if config.number_break_min_words <= 0:
+            return False
+        end = _run_end(text, start, _NUMBERISH)
+        if end == len(text):
+            return False  # more digits may come
+        digits = sum(1 for ch in text[start:end] if ch.isdigit())
+        return (digits >= config.long_number_digits
+                and _spoken_words(text[lead:space]) >= config.number_break_min_words)
 
     def _clause_end(self, text: str, start: int, end: int, final: bool) -> bool | None:
         """Whether the clause marks text[start:end] end a chunk (None: wait for more)."""

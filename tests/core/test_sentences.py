@@ -199,11 +199,40 @@ def test_a_long_first_sentence_may_end_before_a_preposition() -> None:
     assert chunks == chunks_of(list(looping))  # however the tokens fall
     assert " ".join(chunks) == looping  # nothing lost or doubled
     # fewer than ten words before the preposition: one chunk, as before
-    assert chunks_of(["The moon is about 384,000 kilometres away from Earth. Yes."]) == [
-        "The moon is about 384,000 kilometres away from Earth.", "Yes."]
+    assert chunks_of(["The moon is about a day away from Earth by rocket. Yes."]) == [
+        "The moon is about a day away from Earth by rocket.", "Yes."]
     # only early chunks: later sentences end at their marks
     assert chunks_of(["Sure. " + looping]) == ["Sure.", looping]
     assert chunks_of([looping], GateConfig(phrase_openers=frozenset())) == [looping]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # a long number is seconds of speech: the words before it are heard first
+        ("The moon is 222,750 miles away from our planet. Yes.",
+         ["The moon is", "222,750 miles away from our planet.", "Yes."]),
+        ("The tallest mountain is 13,895.24 meters high.",
+         ["The tallest mountain is", "13,895.24 meters high."]),
+        # short to say: a year, "2,000", a count
+        ("Neil Armstrong landed in 1969. Wow.", ["Neil Armstrong landed in 1969.", "Wow."]),
+        ("It is about 2,000 km.", ["It is about 2,000 km."]),
+        ("A spider has 8 legs.", ["A spider has 8 legs."]),
+        # too few words before it, or not early in the reply
+        ("It is 222,750 miles.", ["It is 222,750 miles."]),
+        ("Sure. The moon is 222,750 miles away.", ["Sure.", "The moon is 222,750 miles away."]),
+    ],
+)
+def test_an_early_chunk_may_end_before_a_long_number(text: str, expected: list[str]) -> None:
+    assert chunks_of([text]) == expected
+    assert chunks_of(list(text)) == expected  # "2" that becomes "222,750" is judged whole
+    assert chunks_of([text], GateConfig(number_break_min_words=0)) == chunks_of(
+        [text], GateConfig(long_number_digits=99))  # either turns the breaks off
+
+
+def test_number_breaks_can_be_turned_off() -> None:
+    text = "The moon is 222,750 miles away."
+    assert chunks_of([text], GateConfig(number_break_min_words=0)) == [text]
 
 
 def test_clause_opener_breaks_can_be_turned_off_or_tuned() -> None:
@@ -280,7 +309,7 @@ FRAGMENTS = [
 marked_up_text = st.lists(st.sampled_from(FRAGMENTS), max_size=40).map("".join)
 OPENER_FRAGMENTS = [
     "and", "an", "android", "because", "but", "I", "I'm", "Juliet", "it", "so", " ", " ", " ",
-    "of", "offer", "in", "into",
+    "of", "offer", "in", "into", "222,750", "13,895.24", "12", "345", "1969",
     "  ", ",", ".", "!", "\n", "*", "-", "is", "blue", "sky", "very", "we", "Ice",
 ]
 opener_text = st.lists(st.sampled_from(OPENER_FRAGMENTS), max_size=40).map("".join)
