@@ -26,7 +26,7 @@ class EndpointConfig:
     """Once speaking, a frame counts as silence only below ``threshold - hysteresis``."""
     min_speech_ms: int = 160
     """Speech must last this long before it counts (filters clicks and coughs)."""
-    pause_ms: int = 128
+    pause_ms: int = 96
     """Silence after speech that starts speculative work on the utterance so far."""
     end_of_turn_ms: int = 480
     """Silence after speech that ends the user's turn."""
