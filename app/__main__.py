@@ -98,6 +98,10 @@ def main(argv: list[str] | None = None) -> int:
             from app.cli import selftest
 
             return selftest.main()
+        from app.ui.display_check import missing_display
+
+        if (problem := missing_display()) is not None:
+            raise UserError(problem)
         from app.ui.main import run_app
 
         return _leave(run_app(fake_engines=args.gui_fake_engines))
