@@ -121,7 +121,8 @@ def judge_text(text: str) -> TextVerdict:
         return TextVerdict.UNFINISHED
     if stripped.endswith(ENDING_MARKS):
         first = [word for word in _words(stripped) if word][:1]
-        return TextVerdict.REQUEST if first[0] in REQUEST_OPENERS else TextVerdict.COMPLETE
+        return TextVerdict.REQUEST if first and first[0] in REQUEST_OPENERS else (
+            TextVerdict.COMPLETE)
     if _CJK.search(stripped) and stripped.endswith(CJK_QUESTION_ENDINGS):
         return TextVerdict.QUESTION
     return TextVerdict.UNCLEAR

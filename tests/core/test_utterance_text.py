@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from app.core.utterance_text import (
     EndOfTurnCall,
@@ -40,6 +42,16 @@ def test_finished_requests(text: str) -> None:
 ])
 def test_a_full_stop_after_a_request_reads_as_asked(text: str, verdict: TextVerdict) -> None:
     assert judge_text(text) is verdict
+
+
+@pytest.mark.parametrize("text", [".", "!", "\u3002", "?!.", " . "])
+def test_marks_without_words_are_judged_not_crashed_on(text: str) -> None:
+    assert judge_text(text) in tuple(TextVerdict)  # Whisper writes these for a breath
+
+
+@given(st.text(max_size=40))
+def test_any_transcript_gets_a_verdict(text: str) -> None:
+    assert judge_text(text) in tuple(TextVerdict)
 
 
 @pytest.mark.parametrize("text", [
