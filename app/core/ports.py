@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
 
 from app.core.events import FloatAudio
 
@@ -108,3 +109,74 @@ class PushAudio(Protocol):
     ``captured_at``: when its last sample was captured, on the pipeline clock (None: now)."""
 
     def __call__(self, samples: FloatAudio, captured_at: float | None = None) -> None: ...
+
+
+# ---- optional engine features -------------------------------------------------------
+# What core uses of an engine beyond its port, declared once: core checks ``isinstance``
+# against these instead of probing attribute names, so a renamed method is a type error.
+
+
+@runtime_checkable
+class PinsLanguages(Protocol):
+    """A recognizer told which languages the user may speak (pin one, detect among several)."""
+
+    def set_languages(self, languages: Sequence[str]) -> None: ...
+
+
+@runtime_checkable
+class ReportsLanguage(Protocol):
+    """A recognizer that says which language its last transcript was in."""
+
+    last_language: str | None
+
+
+@runtime_checkable
+class ChoosesVoice(Protocol):
+    """A synthesizer whose voice and speed can change between chunks (Kokoro)."""
+
+    voice: str
+    speed: float
+
+
+@runtime_checkable
+class SpeaksLanguages(Protocol):
+    """A synthesizer with a voice per language: load them ahead, pick one per chunk."""
+
+    def prepare(self, languages: Sequence[str]) -> None: ...
+
+    def use_language(self, language: str) -> None: ...
+
+
+@runtime_checkable
+class ReportsNotices(Protocol):
+    """An engine with one-line problems for the user (a voice fell back to eSpeak)."""
+
+    def take_notices(self) -> list[str]: ...
+
+
+@runtime_checkable
+class TunesTemperature(Protocol):
+    """A language model whose sampling temperature a persona may set (None: default)."""
+
+    def set_temperature(self, temperature: float | None) -> None: ...
+
+
+@runtime_checkable
+class BudgetsPrompt(Protocol):
+    """A language model that knows how many prompt tokens fit (n_ctx minus a reply)."""
+
+    def prompt_budget(self) -> int | None: ...
+
+
+@runtime_checkable
+class HasModelFile(Protocol):
+    """An engine that runs a model file on this machine."""
+
+    model_path: Path
+
+
+@runtime_checkable
+class DelaysOutput(Protocol):
+    """An echo canceller that shifts its output by this many samples (16 kHz)."""
+
+    output_delay_samples: int

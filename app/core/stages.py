@@ -1,7 +1,7 @@
 """The worker stages of a turn, each a thread with an inbox.
 
 The turn machine's commands are the stages' jobs (``StartTurn`` for the transcriber,
-``Respond`` for the responder): one name per message, routed by one table in the pipeline.
+``Respond`` for the responder): one name per message, routed by ``runtime.router``.
 
 Each stage checks the live turn before and during its work, so a barge-in or a resumed
 utterance stops the work in flight (the LLM within one token, TTS before the next chunk).
@@ -36,11 +36,17 @@ from app.core.languages import base_language, speaking_language
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
     ChatMessage,
+    ChoosesVoice,
     Clock,
     LanguageModel,
+    PinsLanguages,
     PromptStats,
+    ReportsLanguage,
+    ReportsNotices,
+    SpeaksLanguages,
     SpeechRecognizer,
     SpeechSynthesizer,
+    TunesTemperature,
 )
 from app.core.sentences import SentenceGate, ends_sentence
 from app.core.turn import Respond, StartTurn
@@ -172,16 +178,15 @@ class Transcriber(Worker[StartTurn | SetLanguages]):
 
     def handle(self, item: StartTurn | SetLanguages) -> None:
         if isinstance(item, SetLanguages):
-            set_languages = getattr(self.asr, "set_languages", None)
-            if callable(set_languages):
-                set_languages(item.languages)
+            if isinstance(self.asr, PinsLanguages):
+                self.asr.set_languages(item.languages)
             return
         assert isinstance(item, StartTurn)  # the turn machine's command is the job
         if not self.live.is_live(item.turn_id):
             return
         text = self.asr.transcribe(item.audio)
-        heard = getattr(self.asr, "last_language", None) if text.strip() else None
-        language = base_language(heard) if isinstance(heard, str) and heard else None
+        heard = self.asr.last_language if isinstance(self.asr, ReportsLanguage) else None
+        language = base_language(heard) if text.strip() and heard else None
         if self.live.is_live(item.turn_id):
             self.publish(Transcript(item.turn_id, text, self.clock.now(), language))
 
@@ -217,7 +222,16 @@ class SetVoice:
     speed: float
 
 
-ResponderJob = Respond | WarmJob | ExtractJob
+@dataclass(frozen=True)
+class SetReplyOptions:
+    """A persona's sampling temperature (None: the model's default) and reply length
+    (None: no cap), applied on the LLM thread between replies."""
+
+    temperature: float | None
+    max_sentences: int | None
+
+
+ResponderJob = Respond | WarmJob | ExtractJob | SetReplyOptions
 FIRST_AUDIO_WAIT_S = 2.0
 """The longest the responder waits for the first chunk's synthesis (a stuck voice must
 not stop the reply)."""
@@ -256,6 +270,11 @@ class Responder(Worker[ResponderJob]):
             return
         if isinstance(item, ExtractJob):
             self._extract(item)
+            return
+        if isinstance(item, SetReplyOptions):
+            self.max_sentences = item.max_sentences
+            if isinstance(self.llm, TunesTemperature):
+                self.llm.set_temperature(item.temperature)
             return
         assert isinstance(item, Respond)  # the turn machine's command is the job
         turn_id = item.turn_id
@@ -364,25 +383,24 @@ class Synthesizer(Worker[SynthesizerJob]):
             self.playback.finish(item.turn_id)
             return
         if isinstance(item, SetVoice):
-            if isinstance(getattr(self.tts, "voice", None), str):
-                self.tts.voice = item.voice  # type: ignore[attr-defined]
-                self.tts.speed = item.speed  # type: ignore[attr-defined]
+            if isinstance(self.tts, ChoosesVoice) and isinstance(self.tts.voice, str):
+                self.tts.voice = item.voice
+                self.tts.speed = item.speed
             return
         if isinstance(item, PrepareAcknowledgements):  # a persona's "Hmm," made ready
             item.run(self.tts)
             return
         if isinstance(item, SetLanguages):
             self.main_language = item.languages[0] if item.languages else "en"
-            prepare = getattr(self.tts, "prepare", None)
-            if callable(prepare):
-                prepare(item.languages)
+            if isinstance(self.tts, SpeaksLanguages):
+                self.tts.prepare(item.languages)
             return
         assert isinstance(item, ReplyChunk)
         if not self.live.is_live(item.turn_id):
             return
-        use_language = getattr(self.tts, "use_language", None)
-        if callable(use_language):  # the chunk's script decides: kana is never read in English
-            use_language(speaking_language(item.text, item.language or self.main_language))
+        if isinstance(self.tts, SpeaksLanguages):  # the chunk's script decides: kana is never
+            # read in English
+            self.tts.use_language(speaking_language(item.text, item.language or self.main_language))
         samples = self.tts.synthesize(item.text)
         if not self.live.is_live(item.turn_id):
             return
@@ -400,8 +418,7 @@ class Synthesizer(Worker[SynthesizerJob]):
 
     def _publish_notices(self) -> None:
         """Problems the voices found (a language's voice that fell back to eSpeak), once."""
-        take_notices = getattr(self.tts, "take_notices", None)
-        if not callable(take_notices):
+        if not isinstance(self.tts, ReportsNotices):
             return
-        for message in take_notices():
+        for message in self.tts.take_notices():
             self.publish(EngineNotice(str(message), self.clock.now()))

@@ -188,7 +188,9 @@ class TurnMachine:
     _active: _Turn | None = None
     _next_id: int = 1
     _user_speaking: bool = False
-    _awaiting_commit: dict[int, str] = field(default_factory=dict)
+    _awaiting_commit: dict[int, tuple[str, Conversation]] = field(default_factory=dict)
+    """Confirmed turns whose playback has not ended: the user's words and the conversation
+    the turn started in, which is where it is committed (even after a switch)."""
     _carry: _HeldAudio | None = None
     _respond_after: int | None = None
     """A barged-in reply whose heard part must be in the history before the next turn's
@@ -362,7 +364,7 @@ class TurnMachine:
             active.confirmed = True
             self._carry = None  # the confirmed turn holds the carried words now
             if active.user_text is not None:
-                self._awaiting_commit[active.turn_id] = active.user_text
+                self._awaiting_commit[active.turn_id] = (active.user_text, self.conversation)
             return [
                 Publish(
                     TurnConfirmed(active.turn_id, event.at, event.speech_start, event.speech_end)
@@ -426,16 +428,17 @@ class TurnMachine:
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
         if self._held_reply is not None and self._held_reply.turn_id == event.turn_id:
             self._held_reply = None  # it ended (or was dropped) while held: nothing to resume
-        user_text = self._awaiting_commit.pop(event.turn_id, None)
+        waiting = self._awaiting_commit.pop(event.turn_id, None)
         commands: list[Command] = []
         barged_in = self._respond_after == event.turn_id
         # The reply paused within about a VAD frame or two of the onset: what played before
         # that is what the user heard before going on. Under ~0.3 s it was no answer: the
         # request stays unanswered and is joined to the user's next words.
         unheard = barged_in and event.played_s - PAUSE_LEAD_S < self.reopen_within_s
-        if user_text is not None:
+        if waiting is not None:
+            user_text, conversation = waiting
             heard = "" if unheard else event.heard_text
-            self.conversation.commit(user_text, heard)
+            conversation.commit(user_text, heard)
             if unheard:
                 commands.append(Publish(TurnCancelled(event.turn_id, event.at, REOPENED)))
             else:
@@ -460,7 +463,7 @@ class TurnMachine:
         assert turn.text is not None
         turn.user_text = self.conversation.user_text_for(turn.text)
         if turn.confirmed:
-            self._awaiting_commit[turn.turn_id] = turn.user_text
+            self._awaiting_commit[turn.turn_id] = (turn.user_text, self.conversation)
         return [Respond(turn.turn_id, self.conversation.messages_for(turn.user_text))]
 
     def _on_failure(self, event: StageFailed) -> list[Command]:

@@ -50,16 +50,6 @@ def test_a_restored_history_is_trimmed_to_the_budget() -> None:
     assert len(exchanges) == 100
 
 
-def test_retract_undoes_the_last_commit() -> None:
-    conversation = Conversation("sys", exchanges=[("a", "b")])
-    conversation.commit("late", "reply of another persona")
-    conversation.retract("late", "reply of another persona")
-    assert conversation.exchanges == [("a", "b")]
-    conversation.commit("unheard", "")
-    conversation.retract("unheard", "")
-    assert conversation.user_text_for("next") == "next"
-
-
 def test_budget_follows_the_context_size() -> None:
     small = history_budget_chars(4096 - 200, "x" * 1000)
     large = history_budget_chars(8192 - 200, "x" * 1000)

@@ -1,9 +1,11 @@
-"""One vocabulary: every command the turn machine emits has one route in the pipeline, and
-the stages take those commands as their jobs (no look-alike job classes)."""
+"""One vocabulary: every command the turn machine emits is executed by the controller, and
+every stage job reaches the worker whose job type lists it (no look-alike job classes)."""
 
 from __future__ import annotations
 
 import typing
+
+import numpy as np
 
 import app.core.stages as stages
 from app.adapters.fakes import (
@@ -12,23 +14,20 @@ from app.adapters.fakes import (
     FakeSynthesizer,
     FakeVoiceActivity,
 )
-from app.core.events import ReplyChunk
-from app.core.listener import ListenerJob, MicBlock, PlayedBlock
+from app.core.acknowledgement import AcknowledgementSounds, PrepareAcknowledgements
+from app.core.events import ReplyChunk, SpeechStarted
+from app.core.listener import ListenerJob, MicBlock, PlayedBlock, SetListening
 from app.core.pipeline import Engines, VoicePipeline
-from app.core.turn import Command
-
-
-def test_every_command_has_exactly_one_route() -> None:
-    engines = Engines(FakeVoiceActivity(), FakeRecognizer(), FakeLanguageModel(),
-                      FakeSynthesizer())
-    pipeline = VoicePipeline(engines, "You are Hana.")
-    commands = set(typing.get_args(Command))
-    assert set(pipeline._routes()) == commands
-
-
-def test_no_stage_job_repacks_a_command() -> None:
-    assert not hasattr(stages, "TranscribeJob")
-    assert not hasattr(stages, "RespondJob")
+from app.core.runtime.router import StageJob
+from app.core.turn import (
+    CancelTurn,
+    JudgeEndOfTurn,
+    Publish,
+    ReleaseTurn,
+    ResumePlayback,
+    StartTurn,
+)
+from app.core.utterance_text import EndOfTurnCall
 
 
 def _pipeline() -> VoicePipeline:
@@ -37,25 +36,74 @@ def _pipeline() -> VoicePipeline:
     return VoicePipeline(engines, "You are Hana.")
 
 
-def test_every_stage_job_has_a_route_to_the_worker_that_takes_it() -> None:
-    """The responder's chunks and the GUI's voice and language switches go through the
-    same table as the turn machine's commands, to the worker whose job type lists them."""
-    pipeline = _pipeline()
-    workers = {
-        pipeline.transcriber: set(typing.get_args(stages.StartTurn | stages.SetLanguages)),
-        pipeline.responder: set(typing.get_args(stages.ResponderJob)),
-        pipeline.synthesizer: set(typing.get_args(stages.SynthesizerJob)),
-        pipeline.listener: set(typing.get_args(ListenerJob)) - {MicBlock, PlayedBlock},
+def test_no_stage_job_repacks_a_command() -> None:
+    assert not hasattr(stages, "TranscribeJob")
+    assert not hasattr(stages, "RespondJob")
+
+
+def _sample(job_type: type) -> StageJob:
+    """One real instance of each stage job type."""
+    audio = np.zeros(160, dtype=np.float32)
+    samples: dict[type, StageJob] = {
+        StartTurn: StartTurn(1, audio, held=False),
+        stages.SetLanguages: stages.SetLanguages(("en",)),
+        stages.Respond: stages.Respond(1, []),
+        stages.WarmJob: stages.WarmJob([]),
+        stages.ExtractJob: stages.ExtractJob([], 0, lambda _text: None),
+        stages.SetReplyOptions: stages.SetReplyOptions(None, None),
+        ReplyChunk: ReplyChunk(1, 0, "Hello.", 0.0),
+        stages.EndOfReply: stages.EndOfReply(1),
+        stages.SetVoice: stages.SetVoice("af_heart", 1.0),
+        PrepareAcknowledgements: PrepareAcknowledgements(AcknowledgementSounds(), (), 1.2),
+        JudgeEndOfTurn: JudgeEndOfTurn(0.5, EndOfTurnCall.END_NOW),
+        SetListening: SetListening(False),
     }
-    routed = pipeline._job_routes()
-    assert set(routed) == set().union(*workers.values())
-    for job_type, deliveries in routed.items():
-        owners = {worker for worker, takes in workers.items() if job_type in takes}
-        assert {deliver.__self__ for deliver in deliveries} == {  # type: ignore[attr-defined]
-            worker.inbox for worker in owners}, job_type
+    return samples[job_type]
 
 
-def test_a_reply_chunk_reaches_the_voice_through_the_table() -> None:
+def test_every_stage_job_reaches_exactly_the_workers_that_take_it() -> None:
+    """The responder's chunks and the GUI's voice and language switches go through the
+    same router as the turn machine's commands, to the worker whose job type lists them."""
+    takes = {
+        "transcriber": set(typing.get_args(stages.StartTurn | stages.SetLanguages)),
+        "responder": set(typing.get_args(stages.ResponderJob)),
+        "synthesizer": set(typing.get_args(stages.SynthesizerJob)),
+        "listener": set(typing.get_args(ListenerJob)) - {MicBlock, PlayedBlock},
+    }
+    assert set(typing.get_args(StageJob)) == set().union(*takes.values())
+    for job_type in typing.get_args(StageJob):
+        pipeline = _pipeline()
+        job = _sample(job_type)
+        pipeline.send(job)
+        for name, types in takes.items():
+            inbox = getattr(pipeline, name).inbox
+            got = [inbox.get_nowait() for _ in range(inbox.qsize())]
+            assert got == ([job] if job_type in types else []), (job_type, name)
+
+
+def test_every_command_of_the_turn_machine_is_executed() -> None:
+    """Each command type has its effect (a missing case would fail mypy's assert_never
+    and, at run time, raise here)."""
+    pipeline = _pipeline()
+    controller = pipeline.controller
+    seen: list[object] = []
+    pipeline.add_observer(seen.append)
+    event = SpeechStarted(at=0.0, speech_start=0.0)
+    controller.execute([Publish(event)])
+    assert seen == [event]
+    controller.execute([StartTurn(5, np.zeros(160, dtype=np.float32), held=True)])
+    assert pipeline.live.turn_id == 5
+    assert isinstance(pipeline.transcriber.inbox.get_nowait(), StartTurn)
+    controller.execute([ReleaseTurn(5), ResumePlayback()])
+    controller.execute([JudgeEndOfTurn(0.5, EndOfTurnCall.END_NOW)])
+    assert isinstance(pipeline.listener.inbox.get_nowait(), JudgeEndOfTurn)
+    controller.execute([stages.Respond(5, [])])
+    assert isinstance(pipeline.responder.inbox.get_nowait(), stages.Respond)
+    controller.execute([CancelTurn(5)])
+    assert pipeline.live.turn_id is None
+
+
+def test_a_reply_chunk_reaches_the_voice_through_the_router() -> None:
     pipeline = _pipeline()
     chunk = ReplyChunk(1, 0, "Hello.", 0.0)
     pipeline.send(chunk)

@@ -6,31 +6,49 @@ import time
 
 import numpy as np
 
-from app.core.events import TurnCommitted
-from app.core.pipeline import Engines, VoicePipeline, _SetSystemPrompt
-from app.core.turn import Publish, StartTurn
+from app.core.events import (
+    PlaybackEnded,
+    SpeechStarted,
+    Transcript,
+    TurnCommitted,
+    UtteranceEnded,
+)
+from app.core.pipeline import Engines, VoicePipeline
+from app.core.runtime.messages import LoadConversation
+from app.core.stages import WarmJob
 
 
 def test_a_late_commit_stays_out_of_the_new_conversation(fake_engines: Engines) -> None:
+    """A turn still playing when the user switches persona is committed into the
+    conversation it started in, under its key; the new conversation never holds it."""
     pipeline = VoicePipeline(fake_engines, "You are Hana.")
-    pipeline._dispatch(_SetSystemPrompt("You are Hana.", (("hi", "hello"),), "hana-1"))
-    pipeline._execute([StartTurn(7, np.zeros(160, dtype=np.float32), held=False)])
-    pipeline._dispatch(_SetSystemPrompt("You are Kai.", (("yo", "hey"),), "kai-1"))
+    controller = pipeline.controller
+    controller.handle(LoadConversation("You are Hana.", (("hi", "hello"),), "hana-1"))
+    hana = pipeline.machine.conversation
+    at = 1.0
+    audio = np.zeros(1600, dtype=np.float32)
+    controller.handle(SpeechStarted(at=at, speech_start=at))
+    controller.handle(UtteranceEnded(at=at + 1, audio=audio, speech_start=at,
+                                     speech_end=at + 0.9))
+    turn = pipeline.machine.live_turn_id
+    assert turn is not None
+    controller.handle(Transcript(turn, "Tell me more", at + 1.2))
+    controller.handle(LoadConversation("You are Kai.", (("yo", "hey"),), "kai-1"))
     assert pipeline.conversation_key == "kai-1"
-    # the machine commits the old turn into whatever conversation it holds now...
-    pipeline.machine.conversation.commit("Tell me more", "Sure, Hana here")
     seen: list[object] = []
-    pipeline.add_observer(lambda event: seen.append((event, pipeline.key_of(7))))
-    pipeline._execute([Publish(TurnCommitted(7, "Tell me more", "Sure, Hana here"))])
-    # ...and the pipeline takes it out again; observers still see it under Hana's key
+    pipeline.add_observer(lambda event: seen.append((event, pipeline.key_of(turn))))
+    controller.handle(PlaybackEnded(turn, "Sure, Hana here", False, at + 3, 1.0))
     assert pipeline.machine.conversation.exchanges == [("yo", "hey")]
-    assert seen == [(TurnCommitted(7, "Tell me more", "Sure, Hana here"), "hana-1")]
+    assert hana.exchanges == [("hi", "hello"), ("Tell me more", "Sure, Hana here")]
+    committed = [(e, key) for e, key in seen if isinstance(e, TurnCommitted)]
+    assert committed == [(TurnCommitted(turn, "Tell me more", "Sure, Hana here"), "hana-1")]
 
 
 def test_loading_a_conversation_warms_its_whole_prefix(fake_engines: Engines) -> None:
     pipeline = VoicePipeline(fake_engines, "You are Hana.")
-    pipeline._dispatch(_SetSystemPrompt("You are Hana.", (("hi", "hello"),), "hana-1"))
+    pipeline.controller.handle(LoadConversation("You are Hana.", (("hi", "hello"),), "hana-1"))
     job = pipeline.responder.inbox.get_nowait()
+    assert isinstance(job, WarmJob)
     assert [m.content for m in job.messages] == ["You are Hana.", "hi", "hello"]
 
 

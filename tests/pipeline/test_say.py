@@ -4,6 +4,7 @@ conversation. ``set_reply_options`` carries a persona's LLM settings to the engi
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 
@@ -86,25 +87,26 @@ def test_empty_text_stops_what_is_being_said(fake_engines: Engines) -> None:
         pipeline.stop()
 
 
-def test_reply_options_reach_the_engines(fake_engines: Engines) -> None:
+def test_reply_options_reach_the_engines_on_the_llm_thread(fake_engines: Engines) -> None:
+    """The GUI thread never writes into a live engine: the options travel as a job."""
+    llm = fake_engines.llm
+    threads: list[str] = []
+    set_temperature = llm.set_temperature  # type: ignore[attr-defined]
+
+    def record(temperature: float | None) -> None:
+        threads.append(threading.current_thread().name)
+        set_temperature(temperature)
+
+    llm.set_temperature = record  # type: ignore[attr-defined]
     pipeline = VoicePipeline(fake_engines, "You are a test.")
-    pipeline.set_reply_options(0.3, 2)
-    assert fake_engines.llm.temperature == 0.3  # type: ignore[attr-defined]
-    assert pipeline.responder.max_sentences == 2
-    pipeline.set_reply_options(None, None)
-    assert fake_engines.llm.temperature is None  # type: ignore[attr-defined]
-    assert pipeline.responder.max_sentences == pipeline.config.max_reply_sentences
-
-
-def test_run_uses_the_persona_reply_settings(fake_engines: Engines) -> None:
-    from app.cli.run import run_file
-    from app.personas import load_personas
-    from tests.pipeline.conftest import silence
-
-    tess = load_personas().get("tess")
-    brief = tess.model_copy(update={"llm": tess.llm.model_copy(update={"reply_sentences": 1})})
-    result = run_file(fake_engines, brief, np.concatenate([silence(0.3), voiced(0.8),
-                                                           silence(1.0)]))
-    assert fake_engines.llm.temperature == 0.3  # type: ignore[attr-defined]
-    [turn] = result.turns
-    assert turn.heard_text == "I am Hanasu, a voice companion."  # one sentence, not three
+    pipeline.start()
+    try:
+        pipeline.set_reply_options(0.3, 2)
+        _wait(lambda: pipeline.responder.max_sentences == 2, pipeline)
+        _wait(lambda: llm.temperature == 0.3, pipeline)  # type: ignore[attr-defined]
+        pipeline.set_reply_options(None, None)
+        _wait(lambda: llm.temperature is None, pipeline)  # type: ignore[attr-defined]
+        assert pipeline.responder.max_sentences == pipeline.config.max_reply_sentences
+        assert threads == ["llm", "llm"]
+    finally:
+        pipeline.stop()

@@ -183,12 +183,15 @@ def test_greeting_is_spoken_on_selection_unless_turned_off(
 
 def test_persona_llm_settings_reach_the_pipeline(
         qtbot: QtBot, window: MainWindow, pipeline: VoicePipeline) -> None:
-    window.sidebar.select("tess")
-    assert pipeline.responder.max_sentences == 3
-    assert pipeline.engines.llm.temperature == 0.3  # type: ignore[attr-defined]
+    window.sidebar.select("tess")  # applied on the LLM thread, before the next reply
+    qtbot.waitUntil(lambda: pipeline.responder.max_sentences == 3, timeout=5000)
+    qtbot.waitUntil(lambda: pipeline.engines.llm.temperature == 0.3,  # type: ignore[attr-defined]
+                    timeout=5000)
     window.sidebar.select("hana")
-    assert pipeline.responder.max_sentences == pipeline.config.max_reply_sentences
-    assert pipeline.engines.llm.temperature is None  # type: ignore[attr-defined]
+    qtbot.waitUntil(lambda: pipeline.responder.max_sentences
+                    == pipeline.config.max_reply_sentences, timeout=5000)
+    qtbot.waitUntil(lambda: pipeline.engines.llm.temperature is None,  # type: ignore[attr-defined]
+                    timeout=5000)
 
 
 def test_preview_says_the_greeting_or_why_not(qtbot: QtBot, window: MainWindow) -> None:

@@ -1,0 +1,261 @@
+"""The controller: one thread, one typed inbox, the turn machine, and every deadline.
+
+Everything the stages report and everything the facade asks for arrives here as one
+``ControlMessage``, is handled by one exhaustive ``match``, and the turn machine's commands
+are executed by another. Deadlines (the late-answer acknowledgement) come from one
+``tick(now)`` after every message and whenever the nearest deadline passes.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import queue
+from collections.abc import Callable
+from typing import assert_never
+
+from app.core.acknowledgement import Acknowledger
+from app.core.announce import Announcer
+from app.core.conversation import Conversation, history_budget_chars
+from app.core.events import (
+    PipelineEvent,
+    PlaybackEnded,
+    SpeechStarted,
+    Transcript,
+    TurnCommitted,
+    TurnTimed,
+)
+from app.core.languages import reply_language_note
+from app.core.memory_intents import with_memories
+from app.core.metrics import TimelineRecorder
+from app.core.ports import BudgetsPrompt, ChatMessage, LanguageModel
+from app.core.runtime.config import MonotonicClock, PipelineConfig
+from app.core.runtime.messages import (
+    ControlMessage,
+    Extract,
+    LoadConversation,
+    Say,
+    SetMuted,
+    Shutdown,
+    UseLanguages,
+)
+from app.core.runtime.router import JobRouter
+from app.core.runtime.wiring import Stages
+from app.core.stages import ExtractJob, WarmJob
+from app.core.turn import (
+    CancelTurn,
+    Command,
+    JudgeEndOfTurn,
+    Publish,
+    ReleaseTurn,
+    Respond,
+    ResumePlayback,
+    StartTurn,
+    TurnMachine,
+)
+
+log = logging.getLogger(__name__)
+
+Observer = Callable[[PipelineEvent], None]
+ContextProvider = Callable[[object, str], str]
+"""``(conversation key, user text) -> note`` put before the user's words (memories)."""
+
+KEPT_TURNS = 256
+"""How many recent turns' conversation keys and heard languages are remembered."""
+
+
+def history_budget(llm: LanguageModel, system_prompt: str) -> int:
+    """From the model's prompt budget (n_ctx minus a reply) where it reports one."""
+    try:
+        tokens = llm.prompt_budget() if isinstance(llm, BudgetsPrompt) else None
+    except Exception:  # a server that is down: the default budget
+        tokens = None
+    if not isinstance(tokens, int):
+        return Conversation.max_history_chars
+    return history_budget_chars(tokens, system_prompt)
+
+
+class Controller:
+    """Runs the turn machine on its own thread and carries out what it decides."""
+
+    def __init__(
+        self,
+        stages: Stages,
+        router: JobRouter,
+        llm: LanguageModel,
+        system_prompt: str,
+        config: PipelineConfig,
+        clock: MonotonicClock,
+    ) -> None:
+        self.stages, self.router, self.llm = stages, router, llm
+        self.config, self.clock = config, clock
+        self.inbox: queue.Queue[ControlMessage] = queue.Queue()
+        self.recorder = TimelineRecorder(config.timelines_kept)
+        self.machine = TurnMachine(
+            Conversation(system_prompt, history_budget(llm, system_prompt)),
+            speculative=config.speculative,
+            barge_in=config.barge_in,
+            sample_rate=config.endpoint.sample_rate,
+            words_end_turns=config.words_end_turns,
+        )
+        self.announcer = Announcer(stages.live, stages.playback, router.send, clock)
+        self.acknowledger = Acknowledger(stages.playback, stages.live.is_live, self._observe)
+        self.observers: list[Observer] = []
+        self.context: ContextProvider | None = None
+        self.conversation_key: object = None
+        """Whose conversation this is (the app's persona and conversation id)."""
+        self.languages: tuple[str, ...] = ("en",)
+        """The persona's languages, main one first."""
+        self._turn_keys: dict[int, object] = {}
+        self._heard: dict[int, str] = {}
+        """Language heard per recent turn."""
+
+    def post(self, message: ControlMessage) -> None:
+        """From any thread; never blocks."""
+        self.inbox.put_nowait(message)
+
+    # ---- the loop -------------------------------------------------------------------
+
+    def run(self) -> None:
+        while True:
+            try:  # wakes for the nearest deadline too
+                message: ControlMessage | None = self.inbox.get(
+                    timeout=self.acknowledger.wait_s(self.clock.now()))
+            except queue.Empty:
+                message = None
+            if isinstance(message, Shutdown):
+                return
+            try:
+                if message is not None:
+                    self.handle(message)
+                self.tick(self.clock.now())
+            except Exception:
+                log.exception("controller failed on %r", type(message).__name__)
+
+    def tick(self, now: float) -> None:
+        """Every deadline: the acknowledgement of a late answer."""
+        self.acknowledger.tick(now)
+
+    def handle(self, message: ControlMessage) -> None:
+        now = self.clock.now()
+        match message:
+            case SetMuted(muted=muted):
+                self.execute(self.machine.set_muted(muted, now))
+            case Say(text=text):
+                if self.machine.live_turn_id is None or not text:
+                    self.announcer.say(text)
+            case LoadConversation():
+                self._load(message, now)
+            case UseLanguages(languages=languages):
+                self.languages = languages
+            case Extract():
+                self._extract(message)
+            case Shutdown():
+                pass  # the loop returns before handling it
+            case _:
+                self._on_event(message)
+
+    def _on_event(self, event: PipelineEvent) -> None:
+        if isinstance(event, SpeechStarted):
+            self.stages.live.activity += 1  # background LLM work stops for the user's words
+        if isinstance(event, Transcript) and event.language is not None:
+            self._heard[event.turn_id] = event.language
+            self._heard.pop(event.turn_id - KEPT_TURNS, None)
+        self.announcer.observe(event, self.config.barge_in)
+        self._observe(event)
+        self.execute(self.machine.handle(event))
+
+    def _load(self, message: LoadConversation, now: float) -> None:
+        if self.machine.live_turn_id is not None:
+            self.execute(self.machine.cancel_live(now, "persona changed"))
+        self.machine.conversation = Conversation(
+            message.prompt, history_budget(self.llm, message.prompt), list(message.exchanges))
+        self.conversation_key = message.key
+        self.router.send(WarmJob(self.machine.conversation.messages_for("")[:-1]))
+
+    def _extract(self, message: Extract) -> None:
+        conversation = self.machine.conversation
+        if (self.machine.live_turn_id is not None or self.machine.awaiting_commit
+                or message.key != self.conversation_key or not conversation.exchanges):
+            message.done(None)
+            return
+        messages = conversation.messages_for(message.instruction)
+        self.router.send(ExtractJob(messages, self.stages.live.activity, message.done))
+
+    def _observe(self, event: PipelineEvent) -> None:
+        self.acknowledger.observe(event)
+        self.recorder.observe(event)
+        if isinstance(event, PlaybackEnded):
+            timeline = self.recorder.turns.get(event.turn_id)
+            if timeline is not None and timeline.confirmed:
+                self._observe(TurnTimed(event.turn_id, copy.deepcopy(timeline)))
+        if isinstance(event, Transcript):  # user words: DEBUG only, never in normal logs
+            log.debug("turn %d: user said %r", event.turn_id, event.text)
+        elif isinstance(event, TurnCommitted):
+            log.debug("turn %d: user heard %r", event.turn_id, event.heard_text)
+        for observer in self.observers:
+            try:
+                observer(event)
+            except Exception:
+                log.exception("observer failed")
+
+    # ---- the turn machine's commands ------------------------------------------------
+
+    def execute(self, commands: list[Command]) -> None:
+        playback = self.stages.playback
+        for command in commands:
+            match command:
+                case Publish(event=event):
+                    self._observe(event)
+                case StartTurn():
+                    self._start_turn(command)
+                case ReleaseTurn(turn_id=turn_id):
+                    playback.release(turn_id)
+                case CancelTurn(turn_id=turn_id):
+                    if self.stages.live.turn_id == turn_id:
+                        self.stages.live.turn_id = None
+                    playback.cancel(turn_id)
+                case Respond():
+                    self._respond(command)
+                case JudgeEndOfTurn():
+                    self.router.send(command)
+                case ResumePlayback():
+                    playback.resume()
+                case _:
+                    assert_never(command)
+
+    def _start_turn(self, command: StartTurn) -> None:
+        live = self.stages.live
+        live.activity += 1
+        self._turn_keys[command.turn_id] = self.conversation_key
+        self._turn_keys.pop(command.turn_id - KEPT_TURNS, None)
+        live.turn_id = command.turn_id
+        self.stages.playback.begin(command.turn_id, held=command.held)
+        self.router.send(command)
+
+    def _respond(self, command: Respond) -> None:
+        language = self.reply_language(command.turn_id)
+        messages = self._with_context(command.turn_id, command.messages)
+        if len(self.languages) > 1:  # auto mode: say which language to answer in, per turn
+            messages = with_memories(messages, reply_language_note(language))
+        self.router.send(Respond(command.turn_id, messages, language))
+
+    def reply_language(self, turn_id: int) -> str:
+        """The language to answer turn ``turn_id`` in: the one heard when the persona
+        speaks it, else the persona's main language."""
+        heard = self._heard.get(turn_id)
+        return heard if heard in self.languages else self.languages[0]
+
+    def key_of(self, turn_id: int) -> object:
+        """The conversation key the turn started under."""
+        return self._turn_keys.get(turn_id, self.conversation_key)
+
+    def _with_context(self, turn_id: int, messages: list[ChatMessage]) -> list[ChatMessage]:
+        if self.context is None or not messages:
+            return messages
+        try:
+            note = self.context(self.key_of(turn_id), messages[-1].content)
+        except Exception:  # memories are a help, never a reason to miss a reply
+            log.exception("context provider failed")
+            return messages
+        return with_memories(messages, note)

@@ -1,0 +1,75 @@
+"""Builds the stages of one pipeline and connects them to the router and the controller.
+
+Every stage posts what it produces to ``publish`` (the controller's inbox) and hands jobs
+to the others through ``router.send``; nothing here runs or decides anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from app.core.endpointing import Endpointer
+from app.core.listener import Listener
+from app.core.playback import PlaybackQueue
+from app.core.ports import EchoCanceller, TurnDetector
+from app.core.runtime.config import Engines, MonotonicClock, PipelineConfig
+from app.core.runtime.router import JobRouter
+from app.core.stages import LiveTurn, Publish, Responder, Synthesizer, Transcriber, Worker
+
+
+@dataclass(frozen=True)
+class Stages:
+    """The worker threads of one pipeline and the state they share."""
+
+    live: LiveTurn
+    playback: PlaybackQueue
+    listener: Listener
+    transcriber: Transcriber
+    responder: Responder
+    synthesizer: Synthesizer
+
+    @property
+    def workers(self) -> tuple[Worker[Any], ...]:
+        """In start order: the listener first, so the microphone is drained at once."""
+        return (self.listener, self.transcriber, self.responder, self.synthesizer)
+
+    def busy(self) -> bool:
+        return any(worker.busy() for worker in self.workers)
+
+
+def build_stages(
+    engines: Engines,
+    config: PipelineConfig,
+    clock: MonotonicClock,
+    publish: Publish,
+    router: JobRouter,
+    echo: EchoCanceller | None = None,
+    turn_detector: TurnDetector | None = None,
+) -> Stages:
+    """Every stage reports to ``publish``; the router is connected to them here."""
+    live = LiveTurn()
+    live.first_audio_priority = config.first_audio_priority
+    playback = PlaybackQueue(engines.tts.sample_rate, publish)
+    listener = Listener(
+        publish,
+        engines.vad,
+        Endpointer(config.endpoint),
+        playback,
+        echo,
+        turn_detector,
+        defer_to_transcript=config.speculative and config.words_end_turns,
+        pause_on_voice=config.barge_in,
+    )
+    stages = Stages(
+        live=live,
+        playback=playback,
+        listener=listener,
+        transcriber=Transcriber(publish, engines.asr, live, clock),
+        responder=Responder(publish, engines.llm, live, clock, router.send,
+                            config.max_reply_sentences),
+        synthesizer=Synthesizer(publish, engines.tts, live, clock, playback),
+    )
+    router.connect(stages)
+    return stages
+
