@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from app.core.barge_in import BargeInConfig, BargeInPolicy
 from app.core.endpointing import Endpointer
 from app.core.events import (
     EndOfTurnScore,
@@ -35,7 +36,7 @@ from app.core.ports import (
     VoiceActivity,
 )
 from app.core.stages import Publish, Worker
-from app.core.turn import JudgeEndOfTurn
+from app.core.turn_commands import JudgeEndOfTurn
 from app.core.utterance_text import EndOfTurnCall
 
 log = logging.getLogger(__name__)
@@ -78,19 +79,11 @@ def to_pipeline_rate(samples: FloatAudio, rate: int) -> FloatAudio:
     return np.interp(positions, np.arange(samples.size), samples).astype(np.float32)
 
 
-PAUSE_AFTER_VOICED_MS = 64.0
-"""Confident voice this long over the reply pauses it (two VAD frames): the audible half
-of a barge-in, long before the words are known."""
-ECHO_RESIDUE_RATIO = 0.15
-"""While the assistant is audible, a frame the echo canceller took more than ~16 dB out of
-(its output under this share of the microphone's level) is its echo's residue, not the
-user: measured, echo-only frames keep 1-2 % of the level, a voice over it 30-150 %."""
+NO_BARGE_IN = BargeInPolicy(BargeInConfig(enabled=False))
 DIGITAL_SILENCE = 1e-3
 """Peak below -60 dBFS: no voice can be in the frame."""
 CLOCK_REANCHOR_S = 0.1
 """A microphone block this much later than the stream predicts re-anchors the mapping."""
-ECHO_TAIL_S = 0.5
-"""After the speaker goes quiet its echo can still reach the microphone this long."""
 
 NONFINITE_QUIET_S = 1.0
 """Clean input that ends a stretch of NaN/Inf samples (one log line per stretch)."""
@@ -115,7 +108,7 @@ class Listener(Worker[ListenerJob]):
         complete_threshold: float = 0.5,
         level_interval_s: float = 0.05,
         defer_to_transcript: bool = False,
-        pause_on_voice: bool = False,
+        barge_in: BargeInPolicy = NO_BARGE_IN,
     ) -> None:
         super().__init__(publish)
         self.vad = vad
@@ -127,9 +120,9 @@ class Listener(Worker[ListenerJob]):
         self.defer_to_transcript = defer_to_transcript
         """The turn machine sends the end-of-turn call once the pause's words are known
         (speculative turns); the listener then only reports the audio model's score."""
-        self.pause_on_voice = pause_on_voice
-        """Pause the reply at the user's voice onset (barge-in on); the turn machine then
-        resumes it or drops it once the words are known."""
+        self.barge_in = barge_in
+        """Whether the user's voice pauses the reply (the turn machine then resumes it or
+        drops it once the words are known), and what counts as the assistant's echo."""
         self._paused_for_voice = False
         self._voice_confirmed = False
         self._confirmed_over_reply = False
@@ -167,8 +160,10 @@ class Listener(Worker[ListenerJob]):
         speech must last anyway), and only with no turn in flight: never the end of a turn,
         a user going on after a short pause, a barge-in or an echo."""
         rate = self.endpointer.config.sample_rate
-        if (self.endpointer.in_speech or self.playback.speaking or self.playback.paused
-                or self._since_audible < ECHO_TAIL_S * rate or self._paused_for_voice
+        audible = self.playback.speaking or self.playback.paused
+        if (self.endpointer.in_speech
+                or self.barge_in.near_assistant(audible, self._since_audible / rate)
+                or self._paused_for_voice
                 or not self.playback.idle()):  # a turn in flight: the user may go on
             return 0.0
         return IDLE_PAUSE_S
@@ -289,16 +284,6 @@ class Listener(Worker[ListenerJob]):
             case _:
                 return event
 
-    def _echo_residue(self, frame: FloatAudio, raw: FloatAudio | None, near: bool) -> bool:
-        """The canceller removed most of this frame: what is left is the assistant's echo."""
-        if raw is None or not near or raw.size != frame.size:
-            return False
-        raw_level = float(np.sqrt(np.mean(np.square(raw))))
-        if raw_level < 1e-3:
-            return False
-        out_level = float(np.sqrt(np.mean(np.square(frame))))
-        return out_level < ECHO_RESIDUE_RATIO * raw_level
-
     def _publish_level(self, frame: FloatAudio, rate: int) -> None:
         """The meter's level when it moves, for ``LEVEL_TRAIL`` more updates after that
         (the meter eases down on each one), and else once a second: a silent microphone
@@ -327,8 +312,8 @@ class Listener(Worker[ListenerJob]):
         probability = 0.0 if self.muted or quiet else self.vad.probability(frame)
         audible = self.playback.speaking or self.playback.paused
         self._since_audible = 0 if self.playback.speaking else self._since_audible + frame.size
-        near = audible or self._since_audible < ECHO_TAIL_S * rate
-        if probability > 0.0 and self._echo_residue(frame, raw, near):
+        near = self.barge_in.near_assistant(audible, self._since_audible / rate)
+        if probability > 0.0 and self.barge_in.is_echo_residue(frame, raw, near):
             self.echo_residue_frames += 1
             probability = 0.0
         self.endpointer.assistant_speaking = audible
@@ -366,12 +351,10 @@ class Listener(Worker[ListenerJob]):
         if not self.endpointer.in_speech:
             self._voice_confirmed = self._confirmed_over_reply = False
             return
-        if (self.pause_on_voice and not self.muted and self.playback.speaking
-                and not machine_decides
-                and (self.endpointer.voiced_ms >= PAUSE_AFTER_VOICED_MS
-                     or self._reply_began_after_voice())):
-            # A new onset over the reply, or a reply that began while the user was already
-            # talking (it waits for them; the turn machine reopens or drops it).
+        if not machine_decides and self.barge_in.pauses_reply(
+                reply_sounding=self.playback.speaking, muted=self.muted,
+                voiced_ms=self.endpointer.voiced_ms,
+                reply_began_after_voice=self._reply_began_after_voice()):
             self.playback.pause()
             self._paused_for_voice = True
             if not self._voice_confirmed:

@@ -29,7 +29,7 @@ from app.core.events import (
     TurnConfirmed,
     TurnStarted,
 )
-from app.core.turn import NOT_THE_USER
+from app.core.turn_commands import NOT_THE_USER
 
 
 @dataclass

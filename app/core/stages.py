@@ -49,7 +49,7 @@ from app.core.ports import (
     TunesTemperature,
 )
 from app.core.sentences import SentenceGate, ends_sentence
-from app.core.turn import Respond, StartTurn
+from app.core.turn_commands import Respond, StartTurn
 
 log = logging.getLogger(__name__)
 

@@ -1,34 +1,68 @@
 """The turn state machine: who is talking, which turn is live, what to do next.
 
-Pure: events in, commands out. The pipeline executes the commands (start recognition,
-release or flush playback...) and feeds back what the stages report. Because it owns
-no threads or clocks it is tested by calling it.
+Pure: events in, commands out. The controller executes the commands (start recognition,
+release or flush playback...) and feeds back what the stages report, and calls ``tick(now)``
+for the one deadline the machine keeps. It owns no threads or clocks, so it is tested by
+calling it.
+
+Phases (``TurnMachine.phase``; the first that applies, from the fields below):
+
+| phase             | what is going on                                  | shown state         |
+|-------------------|---------------------------------------------------|---------------------|
+| MUTED             | the microphone is off                             | MUTED               |
+| HELD_FOR_BARGE_IN | a reply is paused under the user's voice          | LISTENING           |
+| ANSWERING         | a confirmed turn is being answered                | THINKING / SPEAKING |
+| SPECULATING       | a turn started at a pause, its reply held back    | LISTENING           |
+| USER_SPEAKING     | the user is talking, no turn yet                  | LISTENING           |
+| IDLE              | nobody is talking, nothing is being answered      | IDLE                |
+
+(ERROR is shown after a stage failed, in whichever phase, until the next change.)
+
+Transitions:
+
+| from               | on                                            | to                 |
+|--------------------|-----------------------------------------------|--------------------|
+| IDLE               | SpeechStarted                                 | USER_SPEAKING      |
+| USER_SPEAKING      | SpeechPaused (speculative on)                 | SPECULATING        |
+| USER_SPEAKING      | UtteranceEnded                                | ANSWERING          |
+| SPECULATING        | SpeechResumed (cancel, nothing kept)          | USER_SPEAKING      |
+| SPECULATING        | UtteranceEnded (release the held reply)       | ANSWERING          |
+| SPECULATING        | Transcript with no words / not the user       | USER_SPEAKING/IDLE |
+| ANSWERING          | SpeechStarted before the reply was heard      | USER_SPEAKING      |
+|                    | (reopened: its words join the next turn)      |                    |
+| ANSWERING          | SpeechStarted over the reply, barge-in on     | HELD_FOR_BARGE_IN  |
+| ANSWERING          | PlaybackEnded (commit what was heard)         | IDLE               |
+| HELD_FOR_BARGE_IN  | Transcript: a request, or ``tick`` past        | the new turn's     |
+|                    | ``BargeInPolicy.confirm_at`` (drop the reply)  | phase              |
+| HELD_FOR_BARGE_IN  | Transcript: echo, noise, a backchannel        | ANSWERING (resume) |
+| any                | set_muted(True) / set_muted(False)            | MUTED / IDLE       |
+| any                | StageFailed (cancel the live turn)            | IDLE               |
 
 Speculative turns: at the first pause in the user's speech a turn starts with its audio
 *held*; if the pause becomes an end of turn the held reply is released (it is often
 already synthesized), and if the user speaks on, the turn is cancelled and discarded.
 
 Reopened turns: when the turn ended at a short pause but the user goes on before any of
-the reply was heard (or after less than ``reopen_within_s`` of it), the user was not done.
-The turn is dropped without a trace in the history, and its audio is carried into the next
-turn, so "tell me a story about a dragon | who learns to bake" is heard as one request,
-never as the fragment after the pause.
+the reply was heard (or hardly any: ``BargeInPolicy.reply_was_heard``), the user was not
+done. The turn is dropped without a trace in the history, and its audio is carried into
+the next turn, so "tell me a story about a dragon | who learns to bake" is heard as one
+request, never as the fragment after the pause.
+
+What counts as a barge-in is ``app.core.barge_in``'s alone.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 
-import numpy as np
-
+from app.core.barge_in import BargeInPolicy
 from app.core.conversation import Conversation
 from app.core.events import (
     AssistantState,
     BargeIn,
     EndOfTurnDecided,
     EndOfTurnScore,
-    FloatAudio,
-    InputLevel,
     PipelineEvent,
     PlaybackEnded,
     PlaybackResumed,
@@ -46,88 +80,47 @@ from app.core.events import (
     TurnStarted,
     UtteranceEnded,
 )
-from app.core.ports import ChatMessage
-from app.core.utterance_text import EndOfTurnCall, end_of_turn_call, judge_text, not_a_request
-
-RECENT_REPLY_WORDS = 80
-"""How many of the assistant's last spoken words an echo check compares against."""
-PAUSE_LEAD_S = 0.1
-"""The listener pauses a reply within about this long of the user's voice onset."""
-
-
-@dataclass(frozen=True)
-class StartTurn:
-    turn_id: int
-    audio: FloatAudio
-    held: bool
-
-
-@dataclass(frozen=True)
-class ReleaseTurn:
-    turn_id: int
-
-
-@dataclass(frozen=True)
-class CancelTurn:
-    turn_id: int
-
-
-@dataclass(frozen=True)
-class Respond:
-    turn_id: int
-    messages: list[ChatMessage]
-    language: str | None = None
-    """The language to answer in (the pipeline fills it from what was heard)."""
-
-
-@dataclass(frozen=True)
-class Publish:
-    event: PipelineEvent
-
-
-@dataclass(frozen=True)
-class ResumePlayback:
-    """Play on the reply the listener paused: what interrupted it was not the user (or
-    there is no reply the pause was for)."""
-
-
-@dataclass(frozen=True)
-class JudgeEndOfTurn:
-    """For the listener: end the turn at the pause reported at ``pause_at`` now, after the
-    usual silence, or after a longer one. Ignored there if the user has gone on since."""
-
-    pause_at: float
-    call: EndOfTurnCall
-
-    @property
-    def end_now(self) -> bool:
-        return self.call is EndOfTurnCall.END_NOW
-
-
-Command = (
-    StartTurn | ReleaseTurn | CancelTurn | Respond | Publish | JudgeEndOfTurn | ResumePlayback
+from app.core.held_audio import HeldAudio, join_utterances, stream_end
+from app.core.turn_commands import (
+    NOT_THE_USER,
+    REOPENED,
+    CancelTurn,
+    Command,
+    JudgeEndOfTurn,
+    Publish,
+    ReleaseTurn,
+    Respond,
+    ResumePlayback,
+    StartTurn,
 )
+from app.core.utterance_text import EndOfTurnCall, end_of_turn_call, judge_text
 
 
-REOPENED = "reopened: the user went on"
-"""``TurnCancelled.reason`` of a turn whose words were carried into the next one."""
-NOT_THE_USER = "not the user: echo, noise or a backchannel"
-"""``TurnCancelled.reason`` of speech over the assistant whose words were not a request."""
+class Phase(Enum):
+    IDLE = "idle"
+    USER_SPEAKING = "user speaking"
+    SPECULATING = "speculating"
+    ANSWERING = "answering"
+    HELD_FOR_BARGE_IN = "held for barge-in"
+    MUTED = "muted"
 
 
-@dataclass(frozen=True)
-class _HeldAudio:
-    """A turn's utterance and where it ends on the listener's clock (seconds of input)."""
-
-    samples: FloatAudio
-    end: float
+SHOWN_IN_PHASE: dict[Phase, frozenset[AssistantState]] = {
+    Phase.IDLE: frozenset({AssistantState.IDLE}),
+    Phase.USER_SPEAKING: frozenset({AssistantState.LISTENING}),
+    Phase.SPECULATING: frozenset({AssistantState.LISTENING}),
+    Phase.ANSWERING: frozenset({AssistantState.THINKING, AssistantState.SPEAKING}),
+    Phase.HELD_FOR_BARGE_IN: frozenset({AssistantState.LISTENING}),
+    Phase.MUTED: frozenset({AssistantState.MUTED}),
+}
+"""The states the window may show in each phase (and ERROR after a failure)."""
 
 
 @dataclass
 class _Turn:
     turn_id: int
     confirmed: bool
-    audio: _HeldAudio
+    audio: HeldAudio
     text: str | None = None
     """The transcript; ``user_text`` is it as sent (joined to an unanswered request)."""
     user_text: str | None = None
@@ -144,45 +137,18 @@ class _Turn:
     """The audio model's end-of-turn probability at the pause that started this turn."""
 
 
-def stream_end(event: SpeechPaused | UtteranceEnded) -> float:
-    """Where the event's audio ends on the listener's sample stream (joins, pause names)."""
-    return event.at if event.audio_end is None else event.audio_end
-
-
-def join_utterances(earlier: _HeldAudio, later: _HeldAudio, sample_rate: int) -> _HeldAudio:
-    """One utterance from two stretches of the same microphone stream.
-
-    Both end at a known point of the listener's clock, so the later one's start is known
-    too: audio the two share (the later one's pre-roll repeats the end of the earlier one)
-    is kept once, and a real gap between them is kept as silence (at most 0.5 s, so Whisper
-    hears a pause, not a new sentence)."""
-    later_start = later.end - later.samples.size / sample_rate
-    overlap = round((earlier.end - later_start) * sample_rate)
-    if overlap >= 0:
-        tail = later.samples[min(overlap, later.samples.size):]
-        joined = np.concatenate([earlier.samples, tail])
-    else:
-        gap = np.zeros(min(-overlap, sample_rate // 2), dtype=np.float32)
-        joined = np.concatenate([earlier.samples, gap, later.samples])
-    return _HeldAudio(joined.astype(np.float32, copy=False), later.end)
-
-
 @dataclass
 class TurnMachine:
     conversation: Conversation
     speculative: bool = True
-    barge_in: bool = True
+    barge_in: BargeInPolicy = field(default_factory=BargeInPolicy)
     sample_rate: int = 16_000
-    reopen_within_s: float = 0.3
-    """A reply heard for less than this when the user went on was not heard as an answer."""
     carry_for_s: float = 10.0
     """Carried words join the next utterance only if it starts within this long."""
     complete_threshold: float = 0.5
     """The audio model's probability above which an unclear transcript ends the turn."""
     words_end_turns: bool = True
     """Send the listener an end-of-turn call from the speculative transcript's words."""
-    barge_in_confirm_s: float = 1.2
-    """Speech over a paused reply that lasts this long interrupts it, words or not."""
     state: AssistantState = AssistantState.IDLE
     muted: bool = False
     _active: _Turn | None = None
@@ -191,7 +157,7 @@ class TurnMachine:
     _awaiting_commit: dict[int, tuple[str, Conversation]] = field(default_factory=dict)
     """Confirmed turns whose playback has not ended: the user's words and the conversation
     the turn started in, which is where it is committed (even after a switch)."""
-    _carry: _HeldAudio | None = None
+    _carry: HeldAudio | None = None
     _respond_after: int | None = None
     """A barged-in reply whose heard part must be in the history before the next turn's
     prompt is built (its PlaybackEnded says what was heard)."""
@@ -201,6 +167,17 @@ class TurnMachine:
     _speech_over_assistant: bool = False
     _recent_reply_words: list[str] = field(default_factory=list)
     """The last words the assistant spoke: speech that repeats them is its own echo."""
+
+    @property
+    def phase(self) -> Phase:
+        """What is going on, read from the fields (the table in the module docstring)."""
+        if self.muted:
+            return Phase.MUTED
+        if self._held_reply is not None:
+            return Phase.HELD_FOR_BARGE_IN
+        if self._active is not None:
+            return Phase.ANSWERING if self._active.confirmed else Phase.SPECULATING
+        return Phase.USER_SPEAKING if self._user_speaking else Phase.IDLE
 
     @property
     def live_turn_id(self) -> int | None:
@@ -229,8 +206,21 @@ class TurnMachine:
 
     def handle(self, event: PipelineEvent) -> list[Command]:
         """React to one pipeline event; events of stale turns are ignored."""
-        commands = self._confirm_long_barge_in(event)
-        return commands + self._handle(event)
+        return self._handle(event)
+
+    def next_deadline(self) -> float | None:
+        """When ``tick`` has something to do next (None: nothing is waiting)."""
+        if self._held_reply is None:
+            return None
+        return self.barge_in.confirm_at(self._held_since)
+
+    def tick(self, now: float) -> list[Command]:
+        """The machine's one deadline: speech that goes on over a paused reply is a
+        barge-in once it has lasted long enough, before its words are known."""
+        deadline = self.next_deadline()
+        if deadline is None or now < deadline:
+            return []
+        return self._confirm_barge_in(now)
 
     def _handle(self, event: PipelineEvent) -> list[Command]:
         match event:
@@ -264,7 +254,7 @@ class TurnMachine:
                 return self._on_playback_ended(event)
             case SpeechAudio():
                 words = [*self._recent_reply_words, *event.text.split()]
-                self._recent_reply_words = words[-RECENT_REPLY_WORDS:]
+                self._recent_reply_words = words[-self.barge_in.config.recent_reply_words:]
                 return []
             case StageFailed():
                 return self._on_failure(event)
@@ -282,7 +272,7 @@ class TurnMachine:
         active = self._active
         if active and active.confirmed and not self._reply_heard_before(active, event):
             return [*self._reopen(active, event.at), *self._settle(event.at)]
-        if active and active.confirmed and self.barge_in:
+        if active and active.confirmed and self.barge_in.enabled:
             # The listener has already paused the reply; the user's words decide whether
             # it is dropped (a request) or plays on (echo, a cough, "mm-hm").
             self._held_reply = active
@@ -302,17 +292,6 @@ class TurnMachine:
         rather than being taken for a barge-in that leaves the first words unanswered."""
         started = turn.playback_started_at
         return started is not None and event.speech_start >= started
-
-    def _confirm_long_barge_in(self, event: PipelineEvent) -> list[Command]:
-        """Speech that goes on over a paused reply is a barge-in even before its words are
-        known (listener-clock events carry the time)."""
-        if self._held_reply is None or not isinstance(
-            event, InputLevel | SpeechPaused | SpeechResumed | UtteranceEnded
-        ):
-            return []
-        if event.at - self._held_since < self.barge_in_confirm_s:
-            return []
-        return self._confirm_barge_in(event.at)
 
     def _confirm_barge_in(self, at: float) -> list[Command]:
         held = self._held_reply
@@ -382,7 +361,7 @@ class TurnMachine:
         if active is None or active.turn_id != event.turn_id:
             return []
         text = event.text.strip()
-        not_the_user = active.over_assistant and not_a_request(
+        not_the_user = active.over_assistant and self.barge_in.not_the_user(
             text, self._recent_reply_words, reply_still_going=self._held_reply is not None
         )
         if not text or not_the_user:
@@ -434,7 +413,7 @@ class TurnMachine:
         # The reply paused within about a VAD frame or two of the onset: what played before
         # that is what the user heard before going on. Under ~0.3 s it was no answer: the
         # request stays unanswered and is joined to the user's next words.
-        unheard = barged_in and event.played_s - PAUSE_LEAD_S < self.reopen_within_s
+        unheard = barged_in and not self.barge_in.reply_was_heard(event.played_s)
         if waiting is not None:
             user_text, conversation = waiting
             heard = "" if unheard else event.heard_text
@@ -479,7 +458,7 @@ class TurnMachine:
 
     def _start(self, event: SpeechPaused | UtteranceEnded, held: bool) -> list[Command]:
         at, speech_start, speech_end = event.at, event.speech_start, event.speech_end
-        utterance = _HeldAudio(event.audio, stream_end(event))
+        utterance = HeldAudio(event.audio, stream_end(event))
         carry = self._carry
         if carry is not None:
             starts = utterance.end - utterance.samples.size / self.sample_rate

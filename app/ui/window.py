@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from app.core.events import AssistantState, EngineNotice, TurnTimed
 from app.core.pipeline import VoicePipeline, llm_language_notice
-from app.core.turn import NOT_THE_USER, REOPENED
+from app.core.turn_commands import NOT_THE_USER, REOPENED
 from app.personas.loader import PersonaLibrary
 from app.personas.model import Persona
 from app.storage.keeper import Keeper

@@ -14,7 +14,7 @@ from app.core.events import PipelineEvent, ReplyFinished
 from app.core.playback import PlaybackQueue
 from app.core.ports import ChatMessage, PromptStats
 from app.core.stages import LiveTurn, Responder, Synthesizer
-from app.core.turn import Respond
+from app.core.turn_commands import Respond
 
 RATE = 16_000
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from app.adapters.fakes import FakeTurnDetector, FakeVoiceActivity
+from app.core.barge_in import BargeInPolicy
 from app.core.endpointing import EndpointConfig, Endpointer
 from app.core.events import FloatAudio, InputLevel, PipelineEvent, UtteranceEnded, level_db
 from app.core.listener import Listener, MicBlock, PlayedBlock, to_pipeline_rate
@@ -114,7 +115,7 @@ def _paused_deferring_listener(events: list[PipelineEvent], probability: float) 
 
 def test_deferring_listener_reports_the_score_and_leaves_the_call_to_the_words() -> None:
     from app.core.events import EndOfTurnScore
-    from app.core.turn import JudgeEndOfTurn
+    from app.core.turn_commands import JudgeEndOfTurn
 
     events: list[PipelineEvent] = []
     listener = _paused_deferring_listener(events, 0.9)
@@ -126,7 +127,7 @@ def test_deferring_listener_reports_the_score_and_leaves_the_call_to_the_words()
 
 
 def test_a_call_for_an_old_pause_is_ignored_and_unfinished_words_wait() -> None:
-    from app.core.turn import JudgeEndOfTurn
+    from app.core.turn_commands import JudgeEndOfTurn
 
     events: list[PipelineEvent] = []
     listener = _paused_deferring_listener(events, 0.9)
@@ -141,7 +142,7 @@ def test_a_call_for_an_old_pause_is_ignored_and_unfinished_words_wait() -> None:
 def test_a_finished_question_heard_as_unfinished_ends_after_the_usual_silence() -> None:
     """The audio model's doubt asked for the longer wait; the words (a finished question)
     take it back to the usual silence, so the reply is not held for the longer one."""
-    from app.core.turn import JudgeEndOfTurn
+    from app.core.turn_commands import JudgeEndOfTurn
 
     events: list[PipelineEvent] = []
     listener = _paused_deferring_listener(events, 0.02)
@@ -159,7 +160,7 @@ def _playing_listener(events: list[PipelineEvent]) -> tuple[Listener, PlaybackQu
     playback.begin(1, held=False)
     playback.enqueue(1, np.full(16_000 * 5, 0.2, np.float32), "A long reply.")
     listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
-                        pause_on_voice=True)
+                        barge_in=BargeInPolicy())
     return listener, playback
 
 
@@ -255,7 +256,7 @@ def test_a_reply_that_starts_while_the_user_talks_waits_for_them() -> None:
     events: list[PipelineEvent] = []
     playback = PlaybackQueue(16_000, events.append)
     listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
-                        pause_on_voice=True)
+                        barge_in=BargeInPolicy())
     # the user has been talking for half a second when a reply is ready
     played = _reply_ready_at(0.5, loud(1.0), listener, playback)
     (started,) = [e for e in events if isinstance(e, SpeechStarted)]
@@ -273,7 +274,7 @@ def test_a_reply_ready_at_a_voice_onset_is_silent_from_the_first_voiced_frame() 
     events: list[PipelineEvent] = []
     playback = PlaybackQueue(16_000, events.append)
     listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
-                        pause_on_voice=True)
+                        barge_in=BargeInPolicy())
     # one voiced frame heard, the reply is ready on the next block
     played = _reply_ready_at(0.544, np.concatenate([quiet(0.512), loud(0.3)]), listener,
                              playback)
@@ -288,7 +289,7 @@ def test_a_reply_that_slips_in_after_a_voice_began_pauses_at_its_first_frame() -
     events: list[PipelineEvent] = []
     playback = PlaybackQueue(16_000, events.append)
     listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
-                        pause_on_voice=True)
+                        barge_in=BargeInPolicy())
     heard = np.concatenate([quiet(0.512), loud(0.3)])
     played = []
     for start in range(0, heard.size, 512):
@@ -309,7 +310,7 @@ def test_a_reply_held_for_a_click_plays_once_it_dies_away() -> None:
     events: list[PipelineEvent] = []
     playback = PlaybackQueue(16_000, events.append)
     listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
-                        pause_on_voice=True)
+                        barge_in=BargeInPolicy())
     click = np.concatenate([quiet(0.512), loud(0.032), quiet(0.5)])  # one 32 ms frame
     played = _reply_ready_at(0.544, click, listener, playback)
     first = np.flatnonzero(played)[0] / 16_000

@@ -19,7 +19,7 @@ from app.core.events import ReplyChunk, SpeechStarted
 from app.core.listener import ListenerJob, MicBlock, PlayedBlock, SetListening
 from app.core.pipeline import Engines, VoicePipeline
 from app.core.runtime.router import StageJob
-from app.core.turn import (
+from app.core.turn_commands import (
     CancelTurn,
     JudgeEndOfTurn,
     Publish,

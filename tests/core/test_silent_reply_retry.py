@@ -11,7 +11,7 @@ from app.adapters.fakes import FakeLanguageModel
 from app.core.events import PipelineEvent, ReplyChunk, ReplyFinished
 from app.core.ports import ChatMessage
 from app.core.stages import EndOfReply, LiveTurn, Responder, SynthesizerJob
-from app.core.turn import Respond
+from app.core.turn_commands import Respond
 
 
 def _scripted(*replies: str) -> FakeLanguageModel:

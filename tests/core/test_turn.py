@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from app.core.barge_in import BargeInConfig, BargeInPolicy
 from app.core.conversation import Conversation
 from app.core.events import (
     AssistantState,
     BargeIn,
     EndOfTurnDecided,
     EndOfTurnScore,
-    InputLevel,
     PlaybackEnded,
     PlaybackStarted,
     SpeechAudio,
@@ -24,7 +24,8 @@ from app.core.events import (
     TurnCancelled,
     UtteranceEnded,
 )
-from app.core.turn import (
+from app.core.turn import TurnMachine
+from app.core.turn_commands import (
     REOPENED,
     CancelTurn,
     Command,
@@ -33,15 +34,15 @@ from app.core.turn import (
     ReleaseTurn,
     Respond,
     StartTurn,
-    TurnMachine,
 )
 from app.core.utterance_text import EndOfTurnCall
 
 AUDIO = np.ones(1600, dtype=np.float32)
 
 
-def machine(**kwargs: bool) -> TurnMachine:
-    return TurnMachine(Conversation("You are Hana."), **kwargs)
+def machine(barge_in: bool = True, **kwargs: bool) -> TurnMachine:
+    return TurnMachine(Conversation("You are Hana."),
+                       barge_in=BargeInPolicy(BargeInConfig(enabled=barge_in)), **kwargs)
 
 
 def names(commands: list[Command]) -> list[str]:
@@ -390,8 +391,9 @@ def test_speech_that_goes_on_over_the_reply_interrupts_it_before_its_words_are_i
     m = machine(speculative=False)
     first = _speaking(m)
     m.handle(_over(2.5, 2.28))
-    assert names(m.handle(InputLevel(0.2, 3.0))) == []
-    cmds = m.handle(InputLevel(0.2, 3.75))
+    assert names(m.tick(3.0)) == []
+    assert m.next_deadline() == pytest.approx(2.5 + 1.2)
+    cmds = m.tick(3.75)
     assert names(cmds) == ["BargeIn", "TurnCancelled", "CancelTurn"]
     cancel = cmds[2]
     assert isinstance(cancel, CancelTurn) and cancel.turn_id == first.turn_id

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.core.turn import REOPENED
+from app.core.turn_commands import REOPENED
 from app.storage.database import open_database
 from app.storage.keeper import Keeper
 

@@ -20,7 +20,7 @@ from app.adapters.fakes import FakeLanguageModel, FakeSynthesizer, FakeTurnDetec
 from app.cli.run import run_file
 from app.core.events import FloatAudio
 from app.core.pipeline import Engines
-from app.core.turn import REOPENED
+from app.core.turn_commands import REOPENED
 from app.personas import Persona
 from tests.support.system import require_tools
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pytestqt.qtbot import QtBot
 
 from app.core.events import Transcript, TurnCancelled, TurnConfirmed
-from app.core.turn import REOPENED
+from app.core.turn_commands import REOPENED
 from app.ui.window import MainWindow
 
 

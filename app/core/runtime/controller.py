@@ -42,7 +42,8 @@ from app.core.runtime.messages import (
 from app.core.runtime.router import JobRouter
 from app.core.runtime.wiring import Stages
 from app.core.stages import ExtractJob, WarmJob
-from app.core.turn import (
+from app.core.turn import TurnMachine
+from app.core.turn_commands import (
     CancelTurn,
     Command,
     JudgeEndOfTurn,
@@ -51,7 +52,6 @@ from app.core.turn import (
     Respond,
     ResumePlayback,
     StartTurn,
-    TurnMachine,
 )
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,7 @@ class Controller:
         self.machine = TurnMachine(
             Conversation(system_prompt, history_budget(llm, system_prompt)),
             speculative=config.speculative,
-            barge_in=config.barge_in,
+            barge_in=stages.barge_in,
             sample_rate=config.endpoint.sample_rate,
             words_end_turns=config.words_end_turns,
         )
@@ -120,20 +120,32 @@ class Controller:
         while True:
             try:  # wakes for the nearest deadline too
                 message: ControlMessage | None = self.inbox.get(
-                    timeout=self.acknowledger.wait_s(self.clock.now()))
+                    timeout=self.wait_s(self.clock.now()))
             except queue.Empty:
                 message = None
             if isinstance(message, Shutdown):
                 return
             try:
                 if message is not None:
+                    # a deadline that passed before this message counts first: speech that
+                    # went on over a paused reply is a barge-in before its next event
+                    self.execute(self.machine.tick(self.clock.now()))
                     self.handle(message)
                 self.tick(self.clock.now())
             except Exception:
                 log.exception("controller failed on %r", type(message).__name__)
 
+    def wait_s(self, now: float) -> float | None:
+        """Seconds until the nearest deadline (None: none is set)."""
+        waits = [self.acknowledger.wait_s(now)]
+        deadline = self.machine.next_deadline()
+        if deadline is not None:
+            waits.append(max(0.0, deadline - now))
+        return min((w for w in waits if w is not None), default=None)
+
     def tick(self, now: float) -> None:
-        """Every deadline: the acknowledgement of a late answer."""
+        """Every deadline: the barge-in confirmation and the late-answer acknowledgement."""
+        self.execute(self.machine.tick(now))
         self.acknowledger.tick(now)
 
     def handle(self, message: ControlMessage) -> None:
@@ -161,7 +173,7 @@ class Controller:
         if isinstance(event, Transcript) and event.language is not None:
             self._heard[event.turn_id] = event.language
             self._heard.pop(event.turn_id - KEPT_TURNS, None)
-        self.announcer.observe(event, self.config.barge_in)
+        self.announcer.observe(event, self.machine.barge_in.enabled)
         self._observe(event)
         self.execute(self.machine.handle(event))
 

@@ -21,7 +21,7 @@ from app.core.stages import (
     SetVoice,
     WarmJob,
 )
-from app.core.turn import JudgeEndOfTurn, Respond, StartTurn
+from app.core.turn_commands import JudgeEndOfTurn, Respond, StartTurn
 
 if TYPE_CHECKING:
     from app.core.runtime.wiring import Stages

@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from app.core.barge_in import BargeInConfig, BargeInPolicy
 from app.core.endpointing import Endpointer
 from app.core.listener import Listener
 from app.core.playback import PlaybackQueue
@@ -23,6 +24,7 @@ class Stages:
     """The worker threads of one pipeline and the state they share."""
 
     live: LiveTurn
+    barge_in: BargeInPolicy
     playback: PlaybackQueue
     listener: Listener
     transcriber: Transcriber
@@ -46,8 +48,10 @@ def build_stages(
     router: JobRouter,
     echo: EchoCanceller | None = None,
     turn_detector: TurnDetector | None = None,
+    barge_in: BargeInPolicy | None = None,
 ) -> Stages:
     """Every stage reports to ``publish``; the router is connected to them here."""
+    barge_in = barge_in or BargeInPolicy(BargeInConfig(enabled=config.barge_in))
     live = LiveTurn()
     live.first_audio_priority = config.first_audio_priority
     playback = PlaybackQueue(engines.tts.sample_rate, publish)
@@ -59,10 +63,11 @@ def build_stages(
         echo,
         turn_detector,
         defer_to_transcript=config.speculative and config.words_end_turns,
-        pause_on_voice=config.barge_in,
+        barge_in=barge_in,
     )
     stages = Stages(
         live=live,
+        barge_in=barge_in,
         playback=playback,
         listener=listener,
         transcriber=Transcriber(publish, engines.asr, live, clock),

@@ -1,0 +1,42 @@
+"""A turn's utterance as the turn machine keeps it, and joining two of them into one."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from app.core.events import FloatAudio, SpeechPaused, UtteranceEnded
+
+
+@dataclass(frozen=True)
+class HeldAudio:
+    """A turn's utterance and where it ends on the listener's clock (seconds of input)."""
+
+    samples: FloatAudio
+    end: float
+
+
+
+
+def stream_end(event: SpeechPaused | UtteranceEnded) -> float:
+    """Where the event's audio ends on the listener's sample stream (joins, pause names)."""
+    return event.at if event.audio_end is None else event.audio_end
+
+
+def join_utterances(earlier: HeldAudio, later: HeldAudio, sample_rate: int) -> HeldAudio:
+    """One utterance from two stretches of the same microphone stream.
+
+    Both end at a known point of the listener's clock, so the later one's start is known
+    too: audio the two share (the later one's pre-roll repeats the end of the earlier one)
+    is kept once, and a real gap between them is kept as silence (at most 0.5 s, so Whisper
+    hears a pause, not a new sentence)."""
+    later_start = later.end - later.samples.size / sample_rate
+    overlap = round((earlier.end - later_start) * sample_rate)
+    if overlap >= 0:
+        tail = later.samples[min(overlap, later.samples.size):]
+        joined = np.concatenate([earlier.samples, tail])
+    else:
+        gap = np.zeros(min(-overlap, sample_rate // 2), dtype=np.float32)
+        joined = np.concatenate([earlier.samples, gap, later.samples])
+    return HeldAudio(joined.astype(np.float32, copy=False), later.end)

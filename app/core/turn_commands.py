@@ -1,0 +1,73 @@
+"""What the turn machine tells the controller to do: its commands, one type each.
+
+The commands double as the stages' jobs (``StartTurn`` for the recognizer, ``Respond`` for
+the responder), so each meaning has one name from the machine to the worker.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from app.core.events import FloatAudio, PipelineEvent
+from app.core.ports import ChatMessage
+from app.core.utterance_text import EndOfTurnCall
+
+
+@dataclass(frozen=True)
+class StartTurn:
+    turn_id: int
+    audio: FloatAudio
+    held: bool
+
+
+@dataclass(frozen=True)
+class ReleaseTurn:
+    turn_id: int
+
+
+@dataclass(frozen=True)
+class CancelTurn:
+    turn_id: int
+
+
+@dataclass(frozen=True)
+class Respond:
+    turn_id: int
+    messages: list[ChatMessage]
+    language: str | None = None
+    """The language to answer in (the pipeline fills it from what was heard)."""
+
+
+@dataclass(frozen=True)
+class Publish:
+    event: PipelineEvent
+
+
+@dataclass(frozen=True)
+class ResumePlayback:
+    """Play on the reply the listener paused: what interrupted it was not the user (or
+    there is no reply the pause was for)."""
+
+
+@dataclass(frozen=True)
+class JudgeEndOfTurn:
+    """For the listener: end the turn at the pause reported at ``pause_at`` now, after the
+    usual silence, or after a longer one. Ignored there if the user has gone on since."""
+
+    pause_at: float
+    call: EndOfTurnCall
+
+    @property
+    def end_now(self) -> bool:
+        return self.call is EndOfTurnCall.END_NOW
+
+
+Command = (
+    StartTurn | ReleaseTurn | CancelTurn | Respond | Publish | JudgeEndOfTurn | ResumePlayback
+)
+
+
+REOPENED = "reopened: the user went on"
+"""``TurnCancelled.reason`` of a turn whose words were carried into the next one."""
+NOT_THE_USER = "not the user: echo, noise or a backchannel"
+"""``TurnCancelled.reason`` of speech over the assistant whose words were not a request."""
