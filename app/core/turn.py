@@ -9,10 +9,10 @@ Phases (``TurnMachine.phase``; the first that applies, from the fields below):
 
 | phase             | what is going on                                  | shown state         |
 |-------------------|---------------------------------------------------|---------------------|
-| MUTED             | the microphone is off                             | MUTED               |
 | HELD_FOR_BARGE_IN | a reply is paused under the user's voice          | LISTENING           |
-| ANSWERING         | a confirmed turn is being answered                | THINKING / SPEAKING |
+| ANSWERING         | a confirmed turn is being answered (muted or not) | THINKING / SPEAKING |
 | SPECULATING       | a turn started at a pause, its reply held back    | LISTENING           |
+| MUTED             | the microphone is off, nothing is being answered  | MUTED               |
 | USER_SPEAKING     | the user is talking, no turn yet                  | LISTENING           |
 | IDLE              | nobody is talking, nothing is being answered      | IDLE                |
 
@@ -35,7 +35,9 @@ Transitions:
 | HELD_FOR_BARGE_IN  | Transcript: a request, or ``tick`` past        | the new turn's     |
 |                    | ``BargeInPolicy.confirm_at`` (drop the reply)  | phase              |
 | HELD_FOR_BARGE_IN  | Transcript: echo, noise, a backchannel        | ANSWERING (resume) |
-| any                | set_muted(True) / set_muted(False)            | MUTED / IDLE       |
+| any                | set_muted(True): an unconfirmed turn is        | MUTED, or          |
+|                    | cancelled, a held reply plays on               | ANSWERING          |
+| MUTED              | set_muted(False)                              | IDLE               |
 | any                | StageFailed (cancel the live turn)            | IDLE               |
 
 Speculative turns: at the first pause in the user's speech a turn starts with its audio
@@ -171,12 +173,12 @@ class TurnMachine:
     @property
     def phase(self) -> Phase:
         """What is going on, read from the fields (the table in the module docstring)."""
-        if self.muted:
-            return Phase.MUTED
         if self._held_reply is not None:
             return Phase.HELD_FOR_BARGE_IN
-        if self._active is not None:
+        if self._active is not None:  # muting cancels an unconfirmed turn, not an answer
             return Phase.ANSWERING if self._active.confirmed else Phase.SPECULATING
+        if self.muted:
+            return Phase.MUTED
         return Phase.USER_SPEAKING if self._user_speaking else Phase.IDLE
 
     @property
@@ -201,8 +203,7 @@ class TurnMachine:
                 commands += self._cancel(at, "muted")
             if self._held_reply is not None:  # the user stopped listening to themselves
                 commands += self._resume_held(at)
-            return [*commands, *self._set_state(AssistantState.MUTED, at)]
-        return self._settle(at)
+        return [*commands, *self._settle(at)]
 
     def handle(self, event: PipelineEvent) -> list[Command]:
         """React to one pipeline event; events of stale turns are ignored."""
@@ -496,10 +497,17 @@ class TurnMachine:
         return [Publish(TurnCancelled(active.turn_id, at, reason)), CancelTurn(active.turn_id)]
 
     def _settle(self, at: float) -> list[Command]:
+        """Show what is going on: an answer in flight (muted or not), else muted, else
+        whether the user is talking."""
+        active = self._active
+        if active is not None:
+            if not active.confirmed:
+                return self._set_state(AssistantState.LISTENING, at)
+            speaking = active.playback_started_at is not None
+            return self._set_state(
+                AssistantState.SPEAKING if speaking else AssistantState.THINKING, at)
         if self.muted:
             return self._set_state(AssistantState.MUTED, at)
-        if self._active is not None:
-            return []
         idle = AssistantState.LISTENING if self._user_speaking else AssistantState.IDLE
         return self._set_state(idle, at)
 
