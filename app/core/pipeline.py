@@ -151,6 +151,11 @@ class VoicePipeline:
         for worker in self.stages.workers:
             worker.stop()
 
+    @property
+    def running(self) -> bool:
+        """Whether the controller thread is still alive (False once stop() has returned)."""
+        return self._thread.is_alive()
+
     def warm(self) -> None:
         """Evaluate the persona prefix in the background so the first turn is warm."""
         self.send(WarmJob(self.machine.conversation.system_messages()))

@@ -99,7 +99,8 @@ def test_run_and_bench_see_user_personas(monkeypatch: pytest.MonkeyPatch) -> Non
     from app.cli import run
 
     _write(user_personas_dir(), "mine.toml", MINIMAL.format(id="mine", name="Mine"))
-    monkeypatch.setattr(run, "build_engines", lambda choice: SimpleNamespace(notices=()))
+    monkeypatch.setattr(run, "build_engines",
+                        lambda choice: SimpleNamespace(notices=(), llm_languages=None))
     monkeypatch.setattr(run, "warm_engines", lambda engines, prompt: None)
     parser = argparse.ArgumentParser()
     run.add_arguments(parser)

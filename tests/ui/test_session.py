@@ -24,9 +24,9 @@ def test_start_and_restart_in_the_background(qtbot: QtBot, window: MainWindow) -
     new = second.args[0]
     assert new is not old and window.pipeline is new
     assert new.config.endpoint.end_of_turn_ms == 800 and not new.config.barge_in
-    assert not old._controller.is_alive()  # the old pipeline was stopped off the GUI thread
+    assert not old.running  # the old pipeline was stopped off the GUI thread
     session.shutdown()
-    assert not new._controller.is_alive()
+    assert not new.running
 
 
 def test_missing_model_message_in_the_window(qtbot: QtBot, window: MainWindow,
