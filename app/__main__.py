@@ -2,7 +2,7 @@
 
 hanasu                      open the desktop app
 hanasu run --input ...      headless: audio file in, speaker track out
-hanasu bench ...            latency benchmark over many WAVs
+hanasu bench ...            benchmarks (source checkout only: the bench/ package)
 hanasu models list|download|verify
 hanasu personas list|import FILE|export ID FILE|validate FILE
 """
@@ -12,9 +12,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import faulthandler
+import importlib
 import logging
 import os
 import sys
+from collections.abc import Sequence
+from types import ModuleType
 from typing import NoReturn
 
 from app.logging_setup import configure_logging
@@ -35,8 +38,30 @@ def _user_errors() -> tuple[type[BaseException], ...]:
     return (UserError, EngineLoadError, AudioFileError, OutputPathError, ModelError)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    from app.cli import bench, run
+BENCH_MISSING = (
+    "hanasu bench needs the benchmark tools (the bench/ package) from a source checkout: "
+    "clone the Hanasu repository, run 'bash tests/setup.sh' in it, "
+    "then 'python -m app bench ...' from its root"
+)
+"""The one line ``hanasu bench`` prints (exit 2) where the ``bench`` package is absent."""
+
+
+def bench_commands() -> ModuleType | None:
+    """``bench.commands`` when the benchmark package is importable (a source checkout), else
+    None. Looked up by name at call time: ``app`` never imports ``bench`` at module level, and
+    the wheel and the bundle leave it out (tests/test_layers.py, tests/packaging)."""
+    try:
+        return importlib.import_module("bench.commands")
+    except ModuleNotFoundError as exc:
+        if exc.name in ("bench", "bench.commands"):
+            return None
+        raise
+
+
+def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
+    """The one argparse tree of every command. ``argv`` (the command line) lets ``bench``
+    load only the options of the benchmark it names."""
+    from app.cli import run
 
     parser = argparse.ArgumentParser(prog="hanasu", description="Talk to a local voice companion.")
     parser.add_argument("-v", "--verbose", action="store_true", help="log debug details")
@@ -53,7 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command")
     run.add_arguments(sub.add_parser("run", help="listen to an audio file, write the reply audio"))
-    bench.add_arguments(sub.add_parser("bench", help="measure voice-to-voice latency"))
+    bench_parser = sub.add_parser("bench", help="benchmarks (from a source checkout)")
+    commands = bench_commands()
+    if commands is None:
+        bench_parser.add_argument("bench_args", nargs=argparse.REMAINDER)
+    else:
+        commands.register(bench_parser, list(argv[1:]) if argv[:1] == ["bench"] else [])
     sub.add_parser("models", help="list, download or verify models", add_help=False)
     sub.add_parser("personas", help="list, import, export or validate personas", add_help=False)
     return parser
@@ -78,22 +108,21 @@ def main(argv: list[str] | None = None) -> int:
         from app.models.cli import main as models_main
 
         return models_main(argv[1:])
-    if argv[:1] == ["bench"] and len(argv) > 1:
-        from app.cli.bench_commands import run_subcommand
-
-        code = run_subcommand(argv[1:])
-        if code is not None:
-            return code
-    args = build_parser().parse_args(argv)
+    if argv[:1] == ["bench"] and bench_commands() is None:
+        print(f"hanasu: {BENCH_MISSING}", file=sys.stderr)
+        return 2
+    args = build_parser(argv).parse_args(argv)
     try:
         if args.command == "run":
             from app.cli import run
 
             return run.main(args)
         if args.command == "bench":
-            from app.cli import bench
-
-            return bench.main(args)
+            commands = bench_commands()
+            if commands is None:  # checked above; kept for a parser built by a caller
+                print(f"hanasu: {BENCH_MISSING}", file=sys.stderr)
+                return 2
+            return int(commands.main(args))
         if args.self_test:
             from app.cli import selftest
 

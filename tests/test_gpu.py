@@ -89,8 +89,8 @@ def test_llm_loader_and_bench_read_the_same_probe(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from app.adapters.llama_llm import free_vram_bytes
-    from app.cli.bench import machine_name
-    from app.cli.bench_gpu import gpu_memory_mib
+    from bench.gpu import gpu_memory_mib
+    from bench.latency import machine_name
 
     _fake_smi(tmp_path, monkeypatch, "echo 'NVIDIA L4, 23034, 22000, 1034'")
     assert free_vram_bytes() == 22000 * MIB

@@ -1,7 +1,7 @@
 """Hearing Japanese, Mandarin and English with the real models (tiny.en + multilingual base).
 
 Speech is made by the tests (Kokoro for Japanese and Mandarin, eSpeak for English; see
-app/cli/cjk_speech.py). 22 sentences per language with numbers, names, mixed
+bench/cjk_speech.py). 22 sentences per language with numbers, names, mixed
 kana/kanji and questions must come back with a character error rate of 15 % or less,
 through the short-window path, with the language told right among the allowed ones.
 """

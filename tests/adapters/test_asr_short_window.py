@@ -19,7 +19,7 @@ from app.adapters.whisper_asr import (
     verdict,
     window_frames,
 )
-from app.cli.bench_asr import wer
+from bench.asr import wer
 from tests.adapters.conftest import espeak_speech
 
 

@@ -24,7 +24,7 @@ import pytest
 from app.adapters import kokoro_models
 from app.adapters.espeak_tts import EspeakSynthesizer
 from app.adapters.language_voices import KanaReadingVoice, LanguageVoices
-from app.cli.tts_round_trip import JA_SENTENCES, ZH_SENTENCES, Hearer, round_trip
+from bench.tts_round_trip import JA_SENTENCES, ZH_SENTENCES, Hearer, round_trip
 
 pytestmark = pytest.mark.slow
 MAX_CER = 0.15

@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.cli.bench import _report, answer_delay_s
 from app.core.events import (
     Acknowledged,
     AnswerStarted,
@@ -15,6 +14,7 @@ from app.core.events import (
     TurnStarted,
 )
 from app.core.metrics import TimelineRecorder, TurnTimeline
+from bench.latency import _report, answer_delay_s
 
 
 def _timeline(*events: object) -> TurnTimeline:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.cli.asr_speech import add_noise, plan, set_key
+from bench.asr_speech import add_noise, plan, set_key
 
 
 def test_set_has_60_plus_utterances_in_several_voices_clean_and_noisy() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import gemma4_gguf
+from bench import gemma4_gguf
 
 
 def test_real_shapes_are_gemma4_26b_a4b() -> None:

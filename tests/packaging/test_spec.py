@@ -187,3 +187,26 @@ def test_self_test_from_source_passes(
         assert any(re.match(rf"^OK\s+{re.escape(name)}\s", line) for line in lines), (name, out)
     assert not any(line.startswith("FAIL") for line in lines), out
     assert "(embedded" in out
+
+
+def test_benchmarks_and_tests_stay_out_of_the_wheel_and_the_bundle() -> None:
+    """bench/ (benchmarks, speech sets, GGUF writer, virtual sound card) and tests/ are for a
+    source checkout: the wheel's package list and the bundle's hidden imports leave them out,
+    the spec excludes them."""
+    listed = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["packages"]
+    assert [p for p in listed if p.split(".")[0] in ("bench", "tests")] == []
+    assert all(p == "app" or p.startswith("app.") for p in listed)
+    tree = ast.parse(spec_text(), filename=str(SPEC))
+    assigned = {
+        target.id: ast.literal_eval(node.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.List)
+        for target in node.targets
+        if isinstance(target, ast.Name) and target.id == "hiddenimports"
+    }
+    assert [m for m in assigned["hiddenimports"] if m.split(".")[0] in ("bench", "tests")] == []
+    excludes = re.search(r"^EXCLUDES = \[(.*?)^\]", spec_text(), re.S | re.M)
+    assert excludes is not None
+    assert '"bench"' in excludes.group(1) and '"tests"' in excludes.group(1)

@@ -56,7 +56,7 @@ def _answer(request: StubRequest) -> None:
 
 @pytest.fixture(scope="module")
 def speaker(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from app.cli.cjk_speech import CjkSpeaker, kokoro_files
+    from bench.cjk_speech import CjkSpeaker, kokoro_files
 
     model, voices = kokoro_files(tmp_path_factory.mktemp("kokoro"))
     return CjkSpeaker(model, voices)
@@ -99,7 +99,7 @@ def _run(persona: str, question: Path, folder: Path, data_dir: Path,
 def _cer(reference: str, hypothesis: str, language: str) -> float:
     """Character error rate; Japanese compared by reading (katakana), so 綺麗 for きれい,
     a spelling choice of the recognizer, is not counted as a mishearing."""
-    from app.cli.cjk_speech import cer
+    from bench.cjk_speech import cer
 
     if language == "ja":
         import pyopenjtalk

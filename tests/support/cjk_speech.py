@@ -1,6 +1,6 @@
 """Japanese and Mandarin test speech (Kokoro, offline) and the character error rate.
 
-The speaker, the sentences and the error rate live in app/cli/cjk_speech.py (``hanasu
+The speaker, the sentences and the error rate live in bench/cjk_speech.py (``hanasu
 bench asr --language`` uses them too); here the Kokoro model is joined in the test's
 temporary folder, and a missing or damaged package fails the test with the pip line.
 """
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from app.cli.cjk_speech import (
+from bench.cjk_speech import (
     ENGLISH,
     JAPANESE,
     MANDARIN,

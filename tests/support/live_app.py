@@ -1,6 +1,6 @@
 """Helpers for end-to-end tests of the real app with real audio on a machine without a
 sound card: a private PulseAudio server and an X server (the caller's DISPLAY or a private
-Xvfb), both from ``app/cli/virtual_audio.py``, a growing raw recording of the virtual
+Xvfb), both from ``bench/virtual_audio.py``, a growing raw recording of the virtual
 speaker, and polling.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from app.cli.virtual_audio import Pulse, Xvfb, stop_process
+from bench.virtual_audio import Pulse, Xvfb, stop_process
 
 __all__ = ["Pulse", "Xvfb", "stop_process"]  # re-exported: the tests import them from here
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # A PulseAudio server with a virtual microphone and speaker, for tests on machines
-# without a sound card (CI, containers): a shell front for app/cli/virtual_audio.py.
+# without a sound card (CI, containers): a shell front for bench/virtual_audio.py.
 # Idempotent: if the server already runs, only the missing sinks/sources are added.
 #
 #   eval "$(tests/support/pulse.sh)"        # then: python -m sounddevice
@@ -13,4 +13,4 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root"
-exec "${PYTHON:-python3}" -m app.cli.virtual_audio
+exec "${PYTHON:-python3}" -m bench.virtual_audio

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from app.cli import bench_ui
+from bench import ui as bench_ui
 from tests.support.system import require_tools
 
 
@@ -76,7 +76,7 @@ def test_room_noise_is_pink_at_the_asked_level(tmp_path: Path) -> None:
     import numpy as np
     import soundfile
 
-    from app.cli.bench_ui import room_noise_wav
+    from bench.ui import room_noise_wav
 
     path = room_noise_wav(tmp_path, -55.0, 4.0)
     noise, rate = soundfile.read(str(path), dtype="float32")

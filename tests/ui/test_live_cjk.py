@@ -48,7 +48,7 @@ REPLY_TIMEOUT = 180.0
 
 @pytest.fixture(scope="module")
 def speaker(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    from app.cli.cjk_speech import CjkSpeaker, kokoro_files
+    from bench.cjk_speech import CjkSpeaker, kokoro_files
 
     model, voices = kokoro_files(tmp_path_factory.mktemp("kokoro"))
     return CjkSpeaker(model, voices)

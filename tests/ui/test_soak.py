@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from app.cli import bench_soak
+from bench import soak as bench_soak
 
 
 def _args(*argv: str) -> argparse.Namespace:

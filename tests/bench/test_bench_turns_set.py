@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.cli.bench_turns import GAPS, cases
+from bench.turns import GAPS, cases
 
 
 def test_forty_requests_in_four_voices_with_pauses_from_120_to_900_ms() -> None:

@@ -28,8 +28,8 @@ from typing import Any
 
 import platformdirs
 
-from app.cli import gemma4_gguf
 from app.gpu import first_gpu
+from bench import gemma4_gguf
 
 QUALITY_NOTE = (
     "random weights: these numbers say nothing about answer quality, only about speed "

@@ -235,7 +235,7 @@ def _count(items: object) -> int:
 
 
 def _stats(values: list[float]) -> dict[str, float] | None:
-    from app.cli.bench import summary
+    from bench.latency import summary
 
     return summary(values) if values else None
 
@@ -243,8 +243,8 @@ def _stats(values: list[float]) -> dict[str, float] | None:
 def main(args: argparse.Namespace) -> int:
     from app.adapters.silero_vad import SileroVad
     from app.adapters.whisper_asr import WhisperRecognizer
-    from app.cli.bench import machine_name
     from app.models.resolve import resolve
+    from bench.latency import machine_name
 
     report: dict[str, object] = {"machine": machine_name(), "load_average": os.getloadavg()}
     with tempfile.TemporaryDirectory() as tmp:

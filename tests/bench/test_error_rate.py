@@ -1,4 +1,4 @@
-from app.cli.error_rate import edit_distance
+from bench.error_rate import edit_distance
 
 
 def test_edit_distance_counts_substitutions_insertions_and_deletions() -> None:

@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 
 from app.adapters.resample import resample
-from app.cli.error_rate import edit_distance
 from app.core.events import FloatAudio
+from bench.error_rate import edit_distance
 
 JA_SENTENCES = (
     "こんにちは、今日はいい天気ですね。",

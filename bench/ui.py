@@ -41,8 +41,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from app.cli.bench import QUESTIONS, machine_name, summary
-from app.cli.virtual_audio import Pulse, Xvfb, missing_tools, stop_process
+from bench.latency import QUESTIONS, machine_name, summary
+from bench.virtual_audio import Pulse, Xvfb, missing_tools, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 WINDOW_VISIBLE_TARGET_S = 1.5

@@ -23,8 +23,8 @@ from typing import Any
 import platformdirs
 
 from app.adapters.whisper_asr import DEFAULT_PAD_S
-from app.cli.asr_speech import Utterance, load_or_build
-from app.cli.error_rate import edit_distance
+from bench.asr_speech import Utterance, load_or_build
+from bench.error_rate import edit_distance
 
 SHORT_S = 5.0
 """Utterances shorter than this are the ones the ASR time target is about."""
@@ -207,7 +207,7 @@ def main_cjk(args: argparse.Namespace, cache: Path) -> int:
     Kokoro speech; the 30 s window beside it unless ``--no-window30``."""
     from app.adapters.multilingual_asr import LanguageAwareRecognizer, load_multilingual_whisper
     from app.adapters.whisper_asr import WhisperRecognizer
-    from app.cli.cjk_speech import JAPANESE, MANDARIN, CjkSpeaker, cer, kokoro_files
+    from bench.cjk_speech import JAPANESE, MANDARIN, CjkSpeaker, cer, kokoro_files
 
     language = str(args.language)
     try:

