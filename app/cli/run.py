@@ -40,7 +40,7 @@ from app.adapters.file_audio import (
 )
 from app.adapters.llama_llm import PromptTooLongError
 from app.cli.server_options import add_llm_server_arguments, api_key_from_env
-from app.core.events import EngineNotice, FloatAudio, PipelineEvent
+from app.core.events import FloatAudio, PipelineEvent
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import (
     Engines,
@@ -50,6 +50,7 @@ from app.core.pipeline import (
     llm_language_notice,
 )
 from app.core.ports import EchoCanceller, TurnDetector
+from app.core.telemetry import EngineNotice
 from app.engines import (
     EngineChoice,
     build_echo_canceller,

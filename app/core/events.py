@@ -7,16 +7,13 @@ pipeline clock (for ``hanasu run`` that is the input file's own timeline).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-if TYPE_CHECKING:
-    from app.core.metrics import TurnTimeline
+from app.core.telemetry import TelemetryEvent
 
 FloatAudio = npt.NDArray[np.float32]
 
@@ -122,25 +119,6 @@ class Transcript:
     """Base code of the language heard ("en", "ja", "zh"); None when unknown or no words."""
 
 
-@dataclass(frozen=True)
-class TokenDelta:
-    turn_id: int
-    text: str
-    at: float
-    first: bool = False
-
-
-@dataclass(frozen=True)
-class PrefixReuse:
-    """How much of the prompt llama.cpp found already evaluated in its KV cache."""
-
-    turn_id: int
-    prompt_tokens: int
-    reused_tokens: int
-
-    @property
-    def reused(self) -> bool:
-        return self.reused_tokens > 0
 
 
 @dataclass(frozen=True)
@@ -205,13 +183,6 @@ class AnswerStarted:
     at: float
 
 
-@dataclass(frozen=True)
-class PlaybackLevel:
-    """RMS level of what the speaker is playing now, for the avatar's mouth."""
-
-    level: float
-    at: float
-
 
 @dataclass(frozen=True)
 class PlaybackEnded:
@@ -262,14 +233,6 @@ class PlaybackResumed:
     at: float
 
 
-@dataclass(frozen=True)
-class TurnTimed:
-    """A copy of a finished turn's timeline, for the latency HUD: observers get numbers,
-    never the recorder the controller thread is still writing."""
-
-    turn_id: int
-    timeline: TurnTimeline
-
 
 @dataclass(frozen=True)
 class EndOfTurnScore:
@@ -290,17 +253,6 @@ class EndOfTurnDecided:
     end_now: bool
 
 
-@dataclass(frozen=True)
-class InputLevel:
-    """Microphone RMS level, for the level meter."""
-
-    level: float
-    at: float
-
-
-def level_db(level: float) -> float:
-    """A mic RMS on the level meter's scale: dB clamped to -60..0 (all below -60 looks alike)."""
-    return min(0.0, max(-60.0, 20.0 * math.log10(max(level, 1e-6))))
 
 
 @dataclass(frozen=True)
@@ -312,16 +264,8 @@ class TurnCommitted:
     heard_text: str
 
 
-@dataclass(frozen=True)
-class EngineNotice:
-    """A one-line problem an engine found while working that the user should see once
-    (a language's voice that could not load and what speaks instead)."""
 
-    message: str
-    at: float
-
-
-PipelineEvent = (
+ControlEvent = (
     SpeechStarted
     | SpeechPaused
     | SpeechResumed
@@ -330,25 +274,23 @@ PipelineEvent = (
     | TurnConfirmed
     | TurnCancelled
     | Transcript
-    | TokenDelta
-    | PrefixReuse
     | ReplyChunk
     | ReplyFinished
     | SpeechAudio
     | Acknowledged
     | AnswerStarted
     | PlaybackStarted
-    | PlaybackLevel
     | PlaybackEnded
     | BargeIn
     | StateChanged
     | StageFailed
-    | InputLevel
     | TurnCommitted
     | EndOfTurnScore
     | EndOfTurnDecided
     | PlaybackPaused
     | PlaybackResumed
-    | TurnTimed
-    | EngineNotice
 )
+"""What the turn machine and the controller decide on."""
+
+PipelineEvent = ControlEvent | TelemetryEvent
+"""Everything a stage publishes."""

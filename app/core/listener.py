@@ -17,7 +17,6 @@ from app.core.endpointing import Endpointer
 from app.core.events import (
     EndOfTurnScore,
     FloatAudio,
-    InputLevel,
     PipelineEvent,
     PlaybackPaused,
     PlaybackResumed,
@@ -25,7 +24,6 @@ from app.core.events import (
     SpeechResumed,
     SpeechStarted,
     UtteranceEnded,
-    level_db,
 )
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
@@ -36,6 +34,7 @@ from app.core.ports import (
     VoiceActivity,
 )
 from app.core.stages import Publish, Worker
+from app.core.telemetry import InputLevel, level_db
 from app.core.turn_commands import JudgeEndOfTurn
 from app.core.utterance_text import EndOfTurnCall
 

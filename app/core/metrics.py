@@ -18,17 +18,16 @@ from app.core.events import (
     PlaybackPaused,
     PlaybackResumed,
     PlaybackStarted,
-    PrefixReuse,
     ReplyChunk,
     ReplyFinished,
     SpeechAudio,
-    TokenDelta,
     Transcript,
     TurnCancelled,
     TurnCommitted,
     TurnConfirmed,
     TurnStarted,
 )
+from app.core.telemetry import PrefixReuse, TokenDelta
 from app.core.turn_commands import NOT_THE_USER
 
 

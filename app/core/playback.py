@@ -15,14 +15,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from app.core.events import (
-    AnswerStarted,
-    FloatAudio,
-    PipelineEvent,
-    PlaybackEnded,
-    PlaybackLevel,
-    PlaybackStarted,
-)
+from app.core.events import AnswerStarted, FloatAudio, PipelineEvent, PlaybackEnded, PlaybackStarted
+from app.core.telemetry import PlaybackLevel
 
 
 @dataclass

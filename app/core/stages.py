@@ -22,14 +22,11 @@ from typing import Generic, TypeVar, cast
 from app.core.acknowledgement import PrepareAcknowledgements
 from app.core.character import breaks_character
 from app.core.events import (
-    EngineNotice,
     PipelineEvent,
-    PrefixReuse,
     ReplyChunk,
     ReplyFinished,
     SpeechAudio,
     StageFailed,
-    TokenDelta,
     Transcript,
 )
 from app.core.languages import base_language, speaking_language
@@ -49,6 +46,7 @@ from app.core.ports import (
     TunesTemperature,
 )
 from app.core.sentences import SentenceGate, ends_sentence
+from app.core.telemetry import EngineNotice, PrefixReuse, TokenDelta
 from app.core.turn_commands import Respond, StartTurn
 
 log = logging.getLogger(__name__)

@@ -28,22 +28,19 @@ from PySide6.QtCore import QObject, Qt, QTimer, Signal
 
 from app.core.events import (
     BargeIn,
-    InputLevel,
     PlaybackEnded,
-    PlaybackLevel,
     PlaybackStarted,
     ReplyChunk,
     SpeechAudio,
     SpeechStarted,
     StageFailed,
     StateChanged,
-    TokenDelta,
     Transcript,
     TurnCancelled,
     TurnCommitted,
     TurnConfirmed,
-    level_db,
 )
+from app.core.telemetry import InputLevel, PlaybackLevel, TokenDelta, level_db
 
 DRAIN_INTERVAL_MS = 30
 IDLE_DRAIN_INTERVAL_MS = 150

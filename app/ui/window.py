@@ -26,8 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from app.core.events import AssistantState, EngineNotice, TurnTimed
+from app.core.events import AssistantState
 from app.core.pipeline import VoicePipeline, llm_language_notice
+from app.core.telemetry import EngineNotice, TurnTimed
 from app.core.turn_commands import NOT_THE_USER, REOPENED
 from app.personas.loader import PersonaLibrary
 from app.personas.model import Persona

@@ -7,9 +7,10 @@ import numpy as np
 from app.adapters.fakes import FakeTurnDetector, FakeVoiceActivity
 from app.core.barge_in import BargeInPolicy
 from app.core.endpointing import EndpointConfig, Endpointer
-from app.core.events import FloatAudio, InputLevel, PipelineEvent, UtteranceEnded, level_db
+from app.core.events import FloatAudio, PipelineEvent, UtteranceEnded
 from app.core.listener import Listener, MicBlock, PlayedBlock, to_pipeline_rate
 from app.core.playback import PlaybackQueue
+from app.core.telemetry import InputLevel, level_db
 from app.core.utterance_text import EndOfTurnCall
 
 CFG = EndpointConfig(

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from app.core.events import PipelineEvent, PlaybackEnded, PlaybackLevel, PlaybackStarted
+from app.core.events import PipelineEvent, PlaybackEnded, PlaybackStarted
 from app.core.playback import PlaybackQueue, heard_part
+from app.core.telemetry import PlaybackLevel
 
 RATE = 1000
 

@@ -9,10 +9,11 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 
 from app.adapters.fakes import FakeLanguageModel, FakeRecognizer, FakeSynthesizer, FakeVoiceActivity
-from app.core.events import EngineNotice, FloatAudio, PipelineEvent, PlaybackEnded, Transcript
+from app.core.events import FloatAudio, PipelineEvent, PlaybackEnded, Transcript
 from app.core.languages import script_runs
 from app.core.pipeline import Engines, VoicePipeline
 from app.core.ports import ChatMessage, PromptStats
+from app.core.telemetry import EngineNotice
 from tests.pipeline.conftest import silence, voiced
 
 BLOCK = 512

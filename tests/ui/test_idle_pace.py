@@ -11,7 +11,8 @@ import time
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app.core.events import AssistantState, InputLevel, SpeechStarted, StateChanged
+from app.core.events import AssistantState, SpeechStarted, StateChanged
+from app.core.telemetry import InputLevel
 from app.ui import bridge as bridge_module
 from app.ui import heartbeat
 from app.ui.avatar import AvatarWidget

@@ -15,7 +15,8 @@ from PySide6.QtCore import QEventLoop, QTimer
 from PySide6.QtWidgets import QApplication
 from pytestqt.qtbot import QtBot
 
-from app.core.events import InputLevel, SpeechStarted
+from app.core.events import SpeechStarted
+from app.core.telemetry import InputLevel
 from app.ui import bridge as bridge_module
 from app.ui import main as main_module
 from app.ui.bridge import EventBridge

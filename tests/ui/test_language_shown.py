@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from pytestqt.qtbot import QtBot
 
-from app.core.events import EngineNotice, TurnTimed
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import VoicePipeline, llm_language_notice
+from app.core.telemetry import EngineNotice, TurnTimed
 from app.personas.loader import PersonaLibrary
 from app.ui.hud import stage_rows
 from app.ui.window import MainWindow

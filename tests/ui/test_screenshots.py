@@ -17,11 +17,11 @@ from app.core.events import (
     PlaybackEnded,
     PlaybackStarted,
     SpeechAudio,
-    TokenDelta,
     Transcript,
     TurnConfirmed,
 )
 from app.core.metrics import TurnTimeline
+from app.core.telemetry import TokenDelta
 from app.ui.window import MainWindow
 
 SHOTS = Path(__file__).parent / "screenshots"

@@ -17,14 +17,7 @@ from typing import assert_never
 from app.core.acknowledgement import Acknowledger
 from app.core.announce import Announcer
 from app.core.conversation import Conversation, history_budget_chars
-from app.core.events import (
-    PipelineEvent,
-    PlaybackEnded,
-    SpeechStarted,
-    Transcript,
-    TurnCommitted,
-    TurnTimed,
-)
+from app.core.events import PipelineEvent, PlaybackEnded, SpeechStarted, Transcript, TurnCommitted
 from app.core.languages import reply_language_note
 from app.core.memory_intents import with_memories
 from app.core.metrics import TimelineRecorder
@@ -42,6 +35,7 @@ from app.core.runtime.messages import (
 from app.core.runtime.router import JobRouter
 from app.core.runtime.wiring import Stages
 from app.core.stages import ExtractJob, WarmJob
+from app.core.telemetry import TurnTimed
 from app.core.turn import TurnMachine
 from app.core.turn_commands import (
     CancelTurn,

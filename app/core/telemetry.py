@@ -1,0 +1,79 @@
+"""Telemetry: what the meters, the transcript view and the recorder watch, not decisions.
+
+Tokens, levels, prefix reuse, timings and engine notices never change what the turn machine
+does; their own union says which events a decision may depend on (``events.ControlEvent``)
+and which are only shown or recorded (``TelemetryEvent``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from app.core.metrics import TurnTimeline
+
+
+@dataclass(frozen=True)
+class TokenDelta:
+    turn_id: int
+    text: str
+    at: float
+    first: bool = False
+
+
+@dataclass(frozen=True)
+class PrefixReuse:
+    """How much of the prompt llama.cpp found already evaluated in its KV cache."""
+
+    turn_id: int
+    prompt_tokens: int
+    reused_tokens: int
+
+    @property
+    def reused(self) -> bool:
+        return self.reused_tokens > 0
+
+
+@dataclass(frozen=True)
+class PlaybackLevel:
+    """RMS level of what the speaker is playing now, for the avatar's mouth."""
+
+    level: float
+    at: float
+
+
+@dataclass(frozen=True)
+class InputLevel:
+    """Microphone RMS level, for the level meter."""
+
+    level: float
+    at: float
+
+
+def level_db(level: float) -> float:
+    """A mic RMS on the level meter's scale: dB clamped to -60..0 (all below -60 looks alike)."""
+    return min(0.0, max(-60.0, 20.0 * math.log10(max(level, 1e-6))))
+
+
+@dataclass(frozen=True)
+class TurnTimed:
+    """A copy of a finished turn's timeline, for the latency HUD: observers get numbers,
+    never the recorder the controller thread is still writing."""
+
+    turn_id: int
+    timeline: TurnTimeline
+
+
+@dataclass(frozen=True)
+class EngineNotice:
+    """A one-line problem an engine found while working that the user should see once
+    (a language's voice that could not load and what speaks instead)."""
+
+    message: str
+    at: float
+
+
+TelemetryEvent = (TokenDelta | PrefixReuse | PlaybackLevel | InputLevel | TurnTimed
+                  | EngineNotice)
