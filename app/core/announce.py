@@ -15,7 +15,9 @@ from app.core.events import PipelineEvent, PlaybackEnded, ReplyChunk, SpeechStar
 from app.core.playback import PlaybackQueue
 from app.core.ports import Clock
 from app.core.sentences import SentenceGate
-from app.core.stages import EndOfReply, LiveTurn, SynthesizerJob
+from app.core.stage_jobs import EndOfReply
+from app.core.synthesizer import SynthesizerJob
+from app.core.worker import LiveTurn
 
 
 class Announcer:

@@ -33,10 +33,10 @@ from app.core.ports import (
     TurnDetector,
     VoiceActivity,
 )
-from app.core.stages import Publish, Worker
 from app.core.telemetry import InputLevel, level_db
 from app.core.turn_commands import JudgeEndOfTurn
 from app.core.utterance_text import EndOfTurnCall
+from app.core.worker import Publish, Worker
 
 log = logging.getLogger(__name__)
 

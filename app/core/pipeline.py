@@ -35,17 +35,11 @@ from app.core.runtime.messages import (
 )
 from app.core.runtime.router import JobRouter, StageJob
 from app.core.runtime.wiring import build_stages
-from app.core.stages import (
-    LiveTurn,
-    Responder,
-    SetLanguages,
-    SetReplyOptions,
-    SetVoice,
-    Synthesizer,
-    Transcriber,
-    WarmJob,
-)
+from app.core.stage_jobs import SetLanguages, SetReplyOptions, SetVoice, WarmJob
+from app.core.stages import Responder, Transcriber
+from app.core.synthesizer import Synthesizer
 from app.core.turn import TurnMachine
+from app.core.worker import LiveTurn
 
 __all__ = [
     "ContextProvider",

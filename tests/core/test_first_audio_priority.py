@@ -13,8 +13,10 @@ from app.adapters.fakes import FakeLanguageModel
 from app.core.events import PipelineEvent, ReplyFinished
 from app.core.playback import PlaybackQueue
 from app.core.ports import ChatMessage, PromptStats
-from app.core.stages import LiveTurn, Responder, Synthesizer
+from app.core.stages import Responder
+from app.core.synthesizer import Synthesizer
 from app.core.turn_commands import Respond
+from app.core.worker import LiveTurn
 
 RATE = 16_000
 

@@ -381,7 +381,7 @@ def test_a_worker_with_an_idle_pause_wakes_once_for_several_items() -> None:
     import threading
     import time
 
-    from app.core.stages import Worker
+    from app.core.worker import Worker
 
     handled: list[tuple[int, float]] = []
     done = threading.Event()

@@ -7,7 +7,10 @@ import typing
 
 import numpy as np
 
+import app.core.stage_jobs as stage_jobs
 import app.core.stages as stages
+import app.core.synthesizer as synthesizer
+import app.core.turn_commands as turn_commands
 from app.adapters.fakes import (
     FakeLanguageModel,
     FakeRecognizer,
@@ -46,14 +49,14 @@ def _sample(job_type: type) -> StageJob:
     audio = np.zeros(160, dtype=np.float32)
     samples: dict[type, StageJob] = {
         StartTurn: StartTurn(1, audio, held=False),
-        stages.SetLanguages: stages.SetLanguages(("en",)),
-        stages.Respond: stages.Respond(1, []),
-        stages.WarmJob: stages.WarmJob([]),
-        stages.ExtractJob: stages.ExtractJob([], 0, lambda _text: None),
-        stages.SetReplyOptions: stages.SetReplyOptions(None, None),
+        stage_jobs.SetLanguages: stage_jobs.SetLanguages(("en",)),
+        turn_commands.Respond: turn_commands.Respond(1, []),
+        stage_jobs.WarmJob: stage_jobs.WarmJob([]),
+        stage_jobs.ExtractJob: stage_jobs.ExtractJob([], 0, lambda _text: None),
+        stage_jobs.SetReplyOptions: stage_jobs.SetReplyOptions(None, None),
         ReplyChunk: ReplyChunk(1, 0, "Hello.", 0.0),
-        stages.EndOfReply: stages.EndOfReply(1),
-        stages.SetVoice: stages.SetVoice("af_heart", 1.0),
+        stage_jobs.EndOfReply: stage_jobs.EndOfReply(1),
+        stage_jobs.SetVoice: stage_jobs.SetVoice("af_heart", 1.0),
         PrepareAcknowledgements: PrepareAcknowledgements(AcknowledgementSounds(), (), 1.2),
         JudgeEndOfTurn: JudgeEndOfTurn(0.5, EndOfTurnCall.END_NOW),
         SetListening: SetListening(False),
@@ -65,9 +68,9 @@ def test_every_stage_job_reaches_exactly_the_workers_that_take_it() -> None:
     """The responder's chunks and the GUI's voice and language switches go through the
     same router as the turn machine's commands, to the worker whose job type lists them."""
     takes = {
-        "transcriber": set(typing.get_args(stages.StartTurn | stages.SetLanguages)),
+        "transcriber": set(typing.get_args(StartTurn | stage_jobs.SetLanguages)),
         "responder": set(typing.get_args(stages.ResponderJob)),
-        "synthesizer": set(typing.get_args(stages.SynthesizerJob)),
+        "synthesizer": set(typing.get_args(synthesizer.SynthesizerJob)),
         "listener": set(typing.get_args(ListenerJob)) - {MicBlock, PlayedBlock},
     }
     assert set(typing.get_args(StageJob)) == set().union(*takes.values())
@@ -97,8 +100,8 @@ def test_every_command_of_the_turn_machine_is_executed() -> None:
     controller.execute([ReleaseTurn(5), ResumePlayback()])
     controller.execute([JudgeEndOfTurn(0.5, EndOfTurnCall.END_NOW)])
     assert isinstance(pipeline.listener.inbox.get_nowait(), JudgeEndOfTurn)
-    controller.execute([stages.Respond(5, [])])
-    assert isinstance(pipeline.responder.inbox.get_nowait(), stages.Respond)
+    controller.execute([turn_commands.Respond(5, [])])
+    assert isinstance(pipeline.responder.inbox.get_nowait(), turn_commands.Respond)
     controller.execute([CancelTurn(5)])
     assert pipeline.live.turn_id is None
 
@@ -107,7 +110,7 @@ def test_a_reply_chunk_reaches_the_voice_through_the_router() -> None:
     pipeline = _pipeline()
     chunk = ReplyChunk(1, 0, "Hello.", 0.0)
     pipeline.send(chunk)
-    pipeline.send(stages.EndOfReply(1))
+    pipeline.send(stage_jobs.EndOfReply(1))
     assert pipeline.synthesizer.inbox.get_nowait() is chunk
-    assert isinstance(pipeline.synthesizer.inbox.get_nowait(), stages.EndOfReply)
+    assert isinstance(pipeline.synthesizer.inbox.get_nowait(), stage_jobs.EndOfReply)
     assert pipeline.responder.inbox.empty() and pipeline.transcriber.inbox.empty()

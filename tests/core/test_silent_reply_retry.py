@@ -10,8 +10,11 @@ from collections.abc import Iterator
 from app.adapters.fakes import FakeLanguageModel
 from app.core.events import PipelineEvent, ReplyChunk, ReplyFinished
 from app.core.ports import ChatMessage
-from app.core.stages import EndOfReply, LiveTurn, Responder, SynthesizerJob
+from app.core.stage_jobs import EndOfReply
+from app.core.stages import Responder
+from app.core.synthesizer import SynthesizerJob
 from app.core.turn_commands import Respond
+from app.core.worker import LiveTurn
 
 
 def _scripted(*replies: str) -> FakeLanguageModel:

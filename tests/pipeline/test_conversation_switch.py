@@ -15,7 +15,7 @@ from app.core.events import (
 )
 from app.core.pipeline import Engines, VoicePipeline
 from app.core.runtime.messages import LoadConversation
-from app.core.stages import WarmJob
+from app.core.stage_jobs import WarmJob
 
 
 def test_a_late_commit_stays_out_of_the_new_conversation(fake_engines: Engines) -> None:

@@ -22,7 +22,9 @@ from app.core.events import PipelineEvent, SpeechStarted, TurnCommitted, TurnSta
 from app.core.memory_extraction import INSTRUCTION, MemoryExtractor
 from app.core.pipeline import Engines, VoicePipeline
 from app.core.ports import ChatMessage, PromptStats
-from app.core.stages import ExtractJob, LiveTurn, Responder
+from app.core.stage_jobs import ExtractJob
+from app.core.stages import Responder
+from app.core.worker import LiveTurn
 from app.storage.database import open_database
 from app.storage.extraction import fact_store
 from app.storage.keeper import Keeper, attach

@@ -12,7 +12,7 @@ import pytest
 from app.adapters.fakes import FakeSynthesizer
 from app.core.events import FloatAudio
 from app.core.pipeline import VoicePipeline
-from app.core.stages import HEAVY_WORK_NICENESS
+from app.core.worker import HEAVY_WORK_NICENESS
 from tests.pipeline.conftest import silence, voiced
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "setpriority"), reason="no nice levels here")

@@ -34,7 +34,7 @@ from app.core.runtime.messages import (
 )
 from app.core.runtime.router import JobRouter
 from app.core.runtime.wiring import Stages
-from app.core.stages import ExtractJob, WarmJob
+from app.core.stage_jobs import ExtractJob, WarmJob
 from app.core.telemetry import TurnTimed
 from app.core.turn import TurnMachine
 from app.core.turn_commands import (

@@ -16,7 +16,9 @@ from app.core.playback import PlaybackQueue
 from app.core.ports import EchoCanceller, TurnDetector
 from app.core.runtime.config import Engines, MonotonicClock, PipelineConfig
 from app.core.runtime.router import JobRouter
-from app.core.stages import LiveTurn, Publish, Responder, Synthesizer, Transcriber, Worker
+from app.core.stages import Responder, Transcriber
+from app.core.synthesizer import Synthesizer
+from app.core.worker import LiveTurn, Publish, Worker
 
 
 @dataclass(frozen=True)

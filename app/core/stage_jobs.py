@@ -1,0 +1,61 @@
+"""The jobs the controller sends the stages besides a turn's own work: languages, warm-up,
+background extraction, end of a reply, voice and reply options. Each is applied on the
+thread that owns the engine it changes, between items, so no engine is written from
+another thread."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from app.core.ports import ChatMessage
+
+
+@dataclass(frozen=True)
+class SetLanguages:
+    """The languages the user may speak and hear now (a persona's, main one first), for
+    the recognizer (``set_languages``: pin one, or detect among several) and the voices
+    (``prepare``: load them before the first reply needs them). Engines without those
+    methods ignore it."""
+
+    languages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class WarmJob:
+    messages: list[ChatMessage]
+
+
+@dataclass(frozen=True)
+class ExtractJob:
+    """Background work for the idle app (the memory extraction): the LLM's whole output
+    is handed to ``done`` (None when it was cancelled). Nothing is published, spoken or
+    kept in the history; any user speech or turn cancels it within one token."""
+
+    messages: list[ChatMessage]
+    activity: int
+    done: Callable[[str | None], None]
+    max_chars: int = 600
+
+
+@dataclass(frozen=True)
+class EndOfReply:
+    turn_id: int
+
+
+@dataclass(frozen=True)
+class SetVoice:
+    """A persona's voice and speed, applied on the TTS thread between chunks (engines
+    with ``voice``/``speed`` attributes, like Kokoro; others ignore it)."""
+
+    voice: str
+    speed: float
+
+
+@dataclass(frozen=True)
+class SetReplyOptions:
+    """A persona's sampling temperature (None: the model's default) and reply length
+    (None: no cap), applied on the LLM thread between replies."""
+
+    temperature: float | None
+    max_sentences: int | None
