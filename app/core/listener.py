@@ -8,7 +8,6 @@ keeps the canceller's reference and capture streams in the order they happened.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -21,9 +20,16 @@ from app.core.events import (
     PlaybackPaused,
     PlaybackResumed,
     SpeechPaused,
-    SpeechResumed,
     SpeechStarted,
-    UtteranceEnded,
+)
+from app.core.input_guard import NonFiniteGuard
+from app.core.level_meter import LevelThrottle
+from app.core.listener_jobs import (
+    ListenerJob,
+    MicBlock,
+    PlayedBlock,
+    SetListening,
+    to_pipeline_rate,
 )
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
@@ -33,6 +39,7 @@ from app.core.ports import (
     TurnDetector,
     VoiceActivity,
 )
+from app.core.stream_clock import StreamClock, StreamTime
 from app.core.telemetry import InputLevel, level_db
 from app.core.turn_commands import JudgeEndOfTurn
 from app.core.utterance_text import EndOfTurnCall
@@ -42,55 +49,9 @@ log = logging.getLogger(__name__)
 
 IDLE_PAUSE_S = 0.096
 """Three 32 ms blocks per wake-up while idle (see ``Listener.idle_pause_s``)."""
-LEVEL_STEP_DB = 1.0
-"""A level this far (dB on the meter's scale) from the last one sent is sent at once..."""
-LEVEL_TRAIL = 12
-"""...and the next this many (0.6 s: the meter eases 30 % of the way down per update)..."""
-LEVEL_REFRESH_S = 1.0
-"""...and any level at least this often."""
-
-
-@dataclass(frozen=True)
-class MicBlock:
-    samples: FloatAudio
-    captured_at: float | None = None
-    """When the block's last sample was captured, on the pipeline clock (None: the
-    listener's own sample count is the clock, as in tests that call it directly)."""
-
-
-@dataclass(frozen=True)
-class PlayedBlock:
-    samples: FloatAudio
-    sample_rate: int
-
-
-@dataclass(frozen=True)
-class SetListening:
-    muted: bool
-
-
-def to_pipeline_rate(samples: FloatAudio, rate: int) -> FloatAudio:
-    """Linear resampling; good enough for an echo reference, and free of native libraries."""
-    if rate == PIPELINE_SAMPLE_RATE or samples.size == 0:
-        return samples
-    count = round(samples.size * PIPELINE_SAMPLE_RATE / rate)
-    positions = np.arange(count, dtype=np.float64) * (rate / PIPELINE_SAMPLE_RATE)
-    return np.interp(positions, np.arange(samples.size), samples).astype(np.float32)
-
-
 NO_BARGE_IN = BargeInPolicy(BargeInConfig(enabled=False))
 DIGITAL_SILENCE = 1e-3
 """Peak below -60 dBFS: no voice can be in the frame."""
-CLOCK_REANCHOR_S = 0.1
-"""A microphone block this much later than the stream predicts re-anchors the mapping."""
-
-NONFINITE_QUIET_S = 1.0
-"""Clean input that ends a stretch of NaN/Inf samples (one log line per stretch)."""
-NONFINITE_LOG_EVERY_S = 60.0
-"""A stretch that never ends is still logged this often."""
-
-
-ListenerJob = MicBlock | PlayedBlock | SetListening | JudgeEndOfTurn
 
 
 class Listener(Worker[ListenerJob]):
@@ -135,29 +96,18 @@ class Listener(Worker[ListenerJob]):
         """The unprocessed capture, delayed like the canceller's output, frame for frame."""
         self.echo_residue_frames = 0
         self._samples = 0
-        self._clock_offset: float | None = None
-        """Pipeline clock minus the listener's stream time: where the microphone's samples
-        are mapped onto the one clock every event is stamped with."""
-        self._output_delay_s = delay / PIPELINE_SAMPLE_RATE
+        self.clock = StreamClock(output_delay_s=delay / PIPELINE_SAMPLE_RATE)
+        """Where the microphone's samples land on the one clock every event is stamped with."""
         self._level_every = int(level_interval_s * endpointer.config.sample_rate)
         self._since_level = 0
-        self._published_db = 1.0  # off the meter's scale: the first level is always sent
-        self._published_at = 0
-        self._level_trail = 0
-        self.nonfinite_samples = 0
-        """Non-finite input samples replaced with silence so far."""
-        self._nonfinite_stretch = 0
-        self._received = 0
-        self._stretch_start = self._stretch_end = 0
+        self._levels = LevelThrottle(endpointer.config.sample_rate)
+        self._guard = NonFiniteGuard(endpointer.config.sample_rate)
 
     def idle_pause_s(self) -> float:
         """Nobody speaking and nothing playing: take the microphone's blocks a few at a
-        time. Each wake-up of this thread cost ~0.25 ms of CPU (the thread switch and the
-        interpreter lock, not the 22 us of work on a silent block), most of what the
-        listener spent in an idle app; the only thing this delays is noticing that the
-        user *started* to speak (by at most ``IDLE_PAUSE_S``, well inside the 160 ms the
-        speech must last anyway), and only with no turn in flight: never the end of a turn,
-        a user going on after a short pause, a barge-in or an echo."""
+        time (each wake-up costs a thread switch). This only delays noticing that the user
+        *started* to speak, well inside the 160 ms speech must last, and never with a turn
+        in flight: not an end of turn, a barge-in or an echo."""
         rate = self.endpointer.config.sample_rate
         audible = self.playback.speaking or self.playback.paused
         if (self.endpointer.in_speech
@@ -189,7 +139,7 @@ class Listener(Worker[ListenerJob]):
                 self._apply_end_of_turn(item)
 
     def _captured(self, samples: FloatAudio) -> None:
-        samples = self._finite(samples)
+        samples = self._guard.clean(samples)
         if self.echo is not None:
             self._raw_pending = np.concatenate([self._raw_pending, samples])
             samples = self.echo.process(samples)
@@ -202,101 +152,31 @@ class Listener(Worker[ListenerJob]):
                 raw, self._raw_pending = self._raw_pending[:size], self._raw_pending[size:]
             self._frame(frame, raw)
 
-    def _finite(self, samples: FloatAudio) -> FloatAudio:
-        """NaN/Inf samples (a broken file or driver) become silence, before the echo
-        canceller, the VAD or Whisper see them: Whisper turns them into ')))))' for as
-        long as they last. Counted, and logged once per stretch (a stretch ends after a
-        second of clean input; a never-ending one is logged once a minute)."""
-        bad = ~np.isfinite(samples)
-        count = int(np.count_nonzero(bad))
-        rate = self.endpointer.config.sample_rate
-        if count:
-            samples = np.where(bad, np.float32(0.0), samples).astype(np.float32, copy=False)
-            if not self._nonfinite_stretch:
-                self._stretch_start = self._received + int(np.argmax(bad))
-            self.nonfinite_samples += count
-            self._nonfinite_stretch += count
-            self._stretch_end = self._received + samples.size - int(np.argmax(bad[::-1]))
-        self._received += samples.size
-        if self._nonfinite_stretch and (
-            self._received - self._stretch_end >= NONFINITE_QUIET_S * rate
-            or self._stretch_end - self._stretch_start >= NONFINITE_LOG_EVERY_S * rate
-        ):
-            self._log_nonfinite()
-        return samples
-
-    def _log_nonfinite(self) -> None:
-        rate = self.endpointer.config.sample_rate
-        log.warning(
-            "replaced %d non-finite (NaN/Inf) input samples with silence, %.2f-%.2f s",
-            self._nonfinite_stretch,
-            self._stretch_start / rate,
-            self._stretch_end / rate,
-        )
-        self._nonfinite_stretch = 0
+    @property
+    def nonfinite_samples(self) -> int:
+        """Non-finite input samples replaced with silence so far."""
+        return self._guard.nonfinite_samples
 
     def stop(self, timeout: float = 5.0) -> None:
         super().stop(timeout)
-        if self._nonfinite_stretch:  # a stretch still open when the input ended
-            self._log_nonfinite()
+        self._guard.flush()  # a stretch still open when the input ended
 
     def _map_clock(self, block: MicBlock) -> None:
-        """Map the stream onto the pipeline clock once per block. Callbacks run a little
-        after the capture, so the earliest mapping is the truest; a jump of over 0.1 s
-        (a device reopened, a long stall) re-anchors it."""
-        if block.captured_at is None:
-            return
-        stream_end = (self._received + block.samples.size) / PIPELINE_SAMPLE_RATE
-        # the canceller's output (what the endpointer counts) runs behind the capture
-        offset = block.captured_at - stream_end - self._output_delay_s
-        known = self._clock_offset
-        if known is None or offset < known or offset - known > CLOCK_REANCHOR_S:
-            self._clock_offset = offset
+        if block.captured_at is not None:
+            end = (self._guard.received + block.samples.size) / PIPELINE_SAMPLE_RATE
+            self.clock.observe(block.captured_at, StreamTime(end))
 
     def clock_time(self, stream_s: float) -> float:
-        """A time on the listener's sample stream, on the pipeline clock."""
-        return stream_s + (self._clock_offset or 0.0)
+        """A time the endpointer counted (the input stream), on the pipeline clock."""
+        return self.clock.to_pipeline(StreamTime(stream_s))
 
     def _stamp(self, event: PipelineEvent) -> PipelineEvent:
-        """The endpointer counts samples; every event leaves on the pipeline clock."""
-        if self._clock_offset is None:
-            if isinstance(event, SpeechPaused) and self.turn_detector is not None:
-                return replace(event, score_follows=True)
-            return event
-        match event:
-            case SpeechPaused():
-                return replace(event, at=self.clock_time(event.at),
-                               speech_start=self.clock_time(event.speech_start),
-                               speech_end=self.clock_time(event.speech_end),
-                               audio_end=event.at if event.audio_end is None else event.audio_end,
-                               score_follows=self.turn_detector is not None)
-            case UtteranceEnded():
-                return replace(event, at=self.clock_time(event.at),
-                               speech_start=self.clock_time(event.speech_start),
-                               speech_end=self.clock_time(event.speech_end),
-                               audio_end=event.at if event.audio_end is None else event.audio_end)
-            case SpeechStarted():
-                return replace(event, at=self.clock_time(event.at),
-                               speech_start=self.clock_time(event.speech_start))
-            case SpeechResumed():
-                return replace(event, at=self.clock_time(event.at))
-            case _:
-                return event
+        return self.clock.stamp(event, score_follows=self.turn_detector is not None)
 
     def _publish_level(self, frame: FloatAudio, rate: int) -> None:
-        """The meter's level when it moves, for ``LEVEL_TRAIL`` more updates after that
-        (the meter eases down on each one), and else once a second: a silent microphone
-        no longer wakes the controller and GUI threads 20 times a second."""
         level = 0.0 if self.muted else float(np.sqrt(np.mean(np.square(frame))))
-        shown = level_db(level)
-        if abs(shown - self._published_db) >= LEVEL_STEP_DB:
-            self._level_trail = LEVEL_TRAIL
-        elif self._level_trail > 0:
-            self._level_trail -= 1
-        elif self._samples - self._published_at < rate * LEVEL_REFRESH_S:
-            return
-        self._published_db, self._published_at = shown, self._samples
-        self.publish(InputLevel(level=level, at=self.clock_time(self._samples / rate)))
+        if self._levels.wants(level_db(level), self._samples):
+            self.publish(InputLevel(level=level, at=self.clock_time(self._samples / rate)))
 
     def _frame(self, frame: FloatAudio, raw: FloatAudio | None = None) -> None:
         self._samples += frame.size

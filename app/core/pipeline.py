@@ -13,7 +13,8 @@ from collections.abc import Callable, Sequence
 from app.core.acknowledgement import Acknowledger
 from app.core.events import FloatAudio, PipelineEvent
 from app.core.languages import base_language
-from app.core.listener import Listener, MicBlock, PlayedBlock, SetListening
+from app.core.listener import Listener
+from app.core.listener_jobs import MicBlock, PlayedBlock, SetListening
 from app.core.metrics import TimelineRecorder
 from app.core.output_ring import OutputFeeder, OutputRing
 from app.core.playback import PlaybackQueue

@@ -8,7 +8,8 @@ from app.adapters.fakes import FakeTurnDetector, FakeVoiceActivity
 from app.core.barge_in import BargeInPolicy
 from app.core.endpointing import EndpointConfig, Endpointer
 from app.core.events import FloatAudio, PipelineEvent, UtteranceEnded
-from app.core.listener import Listener, MicBlock, PlayedBlock, to_pipeline_rate
+from app.core.listener import Listener
+from app.core.listener_jobs import MicBlock, PlayedBlock, to_pipeline_rate
 from app.core.playback import PlaybackQueue
 from app.core.telemetry import InputLevel, level_db
 from app.core.utterance_text import EndOfTurnCall

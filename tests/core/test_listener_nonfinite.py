@@ -9,7 +9,8 @@ import pytest
 
 from app.core.endpointing import EndpointConfig, Endpointer
 from app.core.events import FloatAudio, PipelineEvent, UtteranceEnded
-from app.core.listener import Listener, MicBlock
+from app.core.listener import Listener
+from app.core.listener_jobs import MicBlock
 from app.core.playback import PlaybackQueue
 
 CFG = EndpointConfig(min_speech_ms=64, pause_ms=96, end_of_turn_ms=480)

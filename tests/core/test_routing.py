@@ -19,7 +19,7 @@ from app.adapters.fakes import (
 )
 from app.core.acknowledgement import AcknowledgementSounds, PrepareAcknowledgements
 from app.core.events import ReplyChunk, SpeechStarted
-from app.core.listener import ListenerJob, MicBlock, PlayedBlock, SetListening
+from app.core.listener_jobs import ListenerJob, MicBlock, PlayedBlock, SetListening
 from app.core.pipeline import Engines, VoicePipeline
 from app.core.runtime.router import StageJob
 from app.core.turn_commands import (

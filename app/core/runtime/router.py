@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, assert_never
 
 from app.core.acknowledgement import PrepareAcknowledgements
 from app.core.events import ReplyChunk
-from app.core.listener import SetListening
+from app.core.listener_jobs import SetListening
 from app.core.stage_jobs import (
     EndOfReply,
     ExtractJob,
