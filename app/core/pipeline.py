@@ -25,7 +25,7 @@ from app.core.runtime.config import (
     PipelineConfig,
     llm_language_notice,
 )
-from app.core.runtime.controller import ContextProvider, Controller, Observer
+from app.core.runtime.controller import Controller, Observer
 from app.core.runtime.messages import (
     Extract,
     LoadConversation,
@@ -40,6 +40,7 @@ from app.core.stage_jobs import SetLanguages, SetReplyOptions, SetVoice, WarmJob
 from app.core.stages import Responder, Transcriber
 from app.core.synthesizer import Synthesizer
 from app.core.turn import TurnMachine
+from app.core.turn_history import ContextProvider
 from app.core.worker import LiveTurn
 
 __all__ = [
@@ -121,7 +122,7 @@ class VoicePipeline:
 
     @property
     def conversation_key(self) -> object:
-        return self.controller.conversation_key
+        return self.controller.history.key
 
     # ---- lifecycle ------------------------------------------------------------------
 
@@ -245,7 +246,7 @@ class VoicePipeline:
     def set_context_provider(self, provider: ContextProvider | None) -> None:
         """Called on the controller thread before each reply; what it returns is put in
         front of the user's words in the prompt (never in the history)."""
-        self.controller.context = provider
+        self.controller.history.context = provider
 
     def extract(self, key: object, instruction: str, done: Callable[[str | None], None]) -> None:
         """Background LLM work for an idle app (the memory extraction): ``done`` gets the
@@ -255,17 +256,17 @@ class VoicePipeline:
 
     def key_of(self, turn_id: int) -> object:
         """The conversation key the turn started under (controller thread)."""
-        return self.controller.key_of(turn_id)
+        return self.controller.history.key_of(turn_id)
 
     def reply_language(self, turn_id: int) -> str:
-        return self.controller.reply_language(turn_id)
+        return self.controller.history.reply_language(turn_id)
 
     def is_idle(self) -> bool:
         """No speech in progress, no live turn, nothing queued or playing."""
         machine = self.controller.machine
         return (
             machine.live_turn_id is None
-            and not machine.awaiting_commit
+            and not self.controller.history.awaiting_commit
             and self.stages.playback.idle()
             and not self.stages.listener.endpointer.in_speech
             and self.controller.inbox.empty()

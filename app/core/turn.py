@@ -5,18 +5,7 @@ release or flush playback...) and feeds back what the stages report, and calls `
 for the one deadline the machine keeps. It owns no threads or clocks, so it is tested by
 calling it.
 
-Phases (``TurnMachine.phase``; the first that applies, from the fields below):
-
-| phase             | what is going on                                  | shown state         |
-|-------------------|---------------------------------------------------|---------------------|
-| HELD_FOR_BARGE_IN | a reply is paused under the user's voice          | LISTENING           |
-| ANSWERING         | a confirmed turn is being answered (muted or not) | THINKING / SPEAKING |
-| SPECULATING       | a turn started at a pause, its reply held back    | LISTENING           |
-| MUTED             | the microphone is off, nothing is being answered  | MUTED               |
-| USER_SPEAKING     | the user is talking, no turn yet                  | LISTENING           |
-| IDLE              | nobody is talking, nothing is being answered      | IDLE                |
-
-(ERROR is shown after a stage failed, in whichever phase, until the next change.)
+Phases and the states each shows: ``turn_phase``.
 
 Transitions:
 
@@ -40,29 +29,18 @@ Transitions:
 | MUTED              | set_muted(False)                              | IDLE               |
 | any                | StageFailed (cancel the live turn)            | IDLE               |
 
-Speculative turns: at the first pause in the user's speech a turn starts with its audio
-*held*; if the pause becomes an end of turn the held reply is released (it is often
-already synthesized), and if the user speaks on, the turn is cancelled and discarded.
-
-Reopened turns: when the turn ended at a short pause but the user goes on before any of
-the reply was heard (or hardly any: ``BargeInPolicy.reply_was_heard``), the user was not
-done. The turn is dropped without a trace in the history, and its audio is carried into
-the next turn, so "tell me a story about a dragon | who learns to bake" is heard as one
-request, never as the fragment after the pause.
-
-What counts as a barge-in is ``app.core.barge_in``'s alone.
+Speculative and reopened turns: ``turn_phase``. What counts as a barge-in is
+``app.core.barge_in``'s alone; the barge-in state (a held reply) is ``reply_hold``'s.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 
 from app.core.barge_in import BargeInPolicy
 from app.core.conversation import Conversation
 from app.core.events import (
     AssistantState,
-    BargeIn,
     EndOfTurnDecided,
     EndOfTurnScore,
     PipelineEvent,
@@ -77,12 +55,12 @@ from app.core.events import (
     StateChanged,
     Transcript,
     TurnCancelled,
-    TurnCommitted,
     TurnConfirmed,
     TurnStarted,
     UtteranceEnded,
 )
 from app.core.held_audio import HeldAudio, join_utterances, stream_end
+from app.core.reply_hold import ReplyHold
 from app.core.turn_commands import (
     NOT_THE_USER,
     REOPENED,
@@ -95,53 +73,15 @@ from app.core.turn_commands import (
     ResumePlayback,
     StartTurn,
 )
+from app.core.turn_history import TurnHistory
+from app.core.turn_phase import Phase, TurnInFlight
 from app.core.utterance_text import EndOfTurnCall, end_of_turn_call, judge_text
-
-
-class Phase(Enum):
-    IDLE = "idle"
-    USER_SPEAKING = "user speaking"
-    SPECULATING = "speculating"
-    ANSWERING = "answering"
-    HELD_FOR_BARGE_IN = "held for barge-in"
-    MUTED = "muted"
-
-
-SHOWN_IN_PHASE: dict[Phase, frozenset[AssistantState]] = {
-    Phase.IDLE: frozenset({AssistantState.IDLE}),
-    Phase.USER_SPEAKING: frozenset({AssistantState.LISTENING}),
-    Phase.SPECULATING: frozenset({AssistantState.LISTENING}),
-    Phase.ANSWERING: frozenset({AssistantState.THINKING, AssistantState.SPEAKING}),
-    Phase.HELD_FOR_BARGE_IN: frozenset({AssistantState.LISTENING}),
-    Phase.MUTED: frozenset({AssistantState.MUTED}),
-}
-"""The states the window may show in each phase (and ERROR after a failure)."""
-
-
-@dataclass
-class _Turn:
-    turn_id: int
-    confirmed: bool
-    audio: HeldAudio
-    text: str | None = None
-    """The transcript; ``user_text`` is it as sent (joined to an unanswered request)."""
-    user_text: str | None = None
-    abandoned: bool = False
-    playback_started_at: float | None = None
-    """When its reply became audible (``PlaybackStarted.at``, the one clock); None: not yet."""
-    over_assistant: bool = False
-    """Its speech began while the assistant was audible: its words must prove themselves."""
-    pause_at: float | None = None
-    """``SpeechPaused.at`` of a speculative turn: which pause the end-of-turn call is for."""
-    score_pending: bool = False
-    """The audio model's score for the pause is still to come: the words wait for it."""
-    end_probability: float | None = None
-    """The audio model's end-of-turn probability at the pause that started this turn."""
 
 
 @dataclass
 class TurnMachine:
-    conversation: Conversation
+    history: TurnHistory
+    """Where each turn's prompt comes from and what was heard of it goes."""
     speculative: bool = True
     barge_in: BargeInPolicy = field(default_factory=BargeInPolicy)
     sample_rate: int = 16_000
@@ -153,27 +93,20 @@ class TurnMachine:
     """Send the listener an end-of-turn call from the speculative transcript's words."""
     state: AssistantState = AssistantState.IDLE
     muted: bool = False
-    _active: _Turn | None = None
+    _active: TurnInFlight | None = None
     _next_id: int = 1
     _user_speaking: bool = False
-    _awaiting_commit: dict[int, tuple[str, Conversation]] = field(default_factory=dict)
-    """Confirmed turns whose playback has not ended: the user's words and the conversation
-    the turn started in, which is where it is committed (even after a switch)."""
     _carry: HeldAudio | None = None
-    _respond_after: int | None = None
-    """A barged-in reply whose heard part must be in the history before the next turn's
-    prompt is built (its PlaybackEnded says what was heard)."""
-    _held_reply: _Turn | None = None
-    """A reply paused under the user's voice, until their words confirm the barge-in."""
-    _held_since: float = 0.0
     _speech_over_assistant: bool = False
-    _recent_reply_words: list[str] = field(default_factory=list)
-    """The last words the assistant spoke: speech that repeats them is its own echo."""
+    _hold: ReplyHold = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._hold = ReplyHold(self.barge_in)
 
     @property
     def phase(self) -> Phase:
         """What is going on, read from the fields (the table in the module docstring)."""
-        if self._held_reply is not None:
+        if self._hold.held is not None:
             return Phase.HELD_FOR_BARGE_IN
         if self._active is not None:  # muting cancels an unconfirmed turn, not an answer
             return Phase.ANSWERING if self._active.confirmed else Phase.SPECULATING
@@ -186,9 +119,9 @@ class TurnMachine:
         return self._active.turn_id if self._active else None
 
     @property
-    def awaiting_commit(self) -> bool:
-        """A confirmed turn's playback has not ended yet."""
-        return bool(self._awaiting_commit)
+    def conversation(self) -> Conversation:
+        """The conversation new turns are answered from."""
+        return self.history.conversation
 
     def cancel_live(self, at: float, reason: str) -> list[Command]:
         return self._cancel(at, reason)
@@ -201,8 +134,7 @@ class TurnMachine:
             self._carry = None
             if self._active and not self._active.confirmed:
                 commands += self._cancel(at, "muted")
-            if self._held_reply is not None:  # the user stopped listening to themselves
-                commands += self._resume_held(at)
+            commands += self._resume_held(at)  # the user stopped listening to themselves
         return [*commands, *self._settle(at)]
 
     def handle(self, event: PipelineEvent) -> list[Command]:
@@ -211,9 +143,7 @@ class TurnMachine:
 
     def next_deadline(self) -> float | None:
         """When ``tick`` has something to do next (None: nothing is waiting)."""
-        if self._held_reply is None:
-            return None
-        return self.barge_in.confirm_at(self._held_since)
+        return self._hold.deadline()
 
     def tick(self, now: float) -> list[Command]:
         """The machine's one deadline: speech that goes on over a paused reply is a
@@ -221,7 +151,7 @@ class TurnMachine:
         deadline = self.next_deadline()
         if deadline is None or now < deadline:
             return []
-        return self._confirm_barge_in(now)
+        return self._hold.confirm(now)
 
     def _handle(self, event: PipelineEvent) -> list[Command]:
         match event:
@@ -254,8 +184,7 @@ class TurnMachine:
             case PlaybackEnded():
                 return self._on_playback_ended(event)
             case SpeechAudio():
-                words = [*self._recent_reply_words, *event.text.split()]
-                self._recent_reply_words = words[-self.barge_in.config.recent_reply_words:]
+                self._hold.spoke(event.text)
                 return []
             case StageFailed():
                 return self._on_failure(event)
@@ -276,8 +205,7 @@ class TurnMachine:
         if active and active.confirmed and self.barge_in.enabled:
             # The listener has already paused the reply; the user's words decide whether
             # it is dropped (a request) or plays on (echo, a cough, "mm-hm").
-            self._held_reply = active
-            self._held_since = event.at
+            self._hold.hold(active, event.at)
             self._active = None
         elif event.over_assistant:
             commands.append(ResumePlayback())  # nothing to hold: never leave sound paused
@@ -286,7 +214,7 @@ class TurnMachine:
         return commands
 
     @staticmethod
-    def _reply_heard_before(turn: _Turn, event: SpeechStarted) -> bool:
+    def _reply_heard_before(turn: TurnInFlight, event: SpeechStarted) -> bool:
         """Whether the reply was audible when this speech *began*. Speech confirmed 160 ms
         after it began may be confirmed just after a fast reply started: it still went on
         from the user's own pause (it cannot be that reply's echo), so the turn reopens
@@ -294,23 +222,10 @@ class TurnMachine:
         started = turn.playback_started_at
         return started is not None and event.speech_start >= started
 
-    def _confirm_barge_in(self, at: float) -> list[Command]:
-        held = self._held_reply
-        if held is None:
-            return []
-        self._held_reply = None
-        self._respond_after = held.turn_id
-        return [
-            Publish(BargeIn(turn_id=held.turn_id, at=self._held_since)),
-            Publish(TurnCancelled(held.turn_id, at, "barge-in")),
-            CancelTurn(held.turn_id),
-        ]
-
     def _resume_held(self, at: float) -> list[Command]:
-        held = self._held_reply
+        held = self._hold.release()
         if held is None:
             return []
-        self._held_reply = None
         self._active = held
         return [
             ResumePlayback(),
@@ -344,7 +259,7 @@ class TurnMachine:
             active.confirmed = True
             self._carry = None  # the confirmed turn holds the carried words now
             if active.user_text is not None:
-                self._awaiting_commit[active.turn_id] = (active.user_text, self.conversation)
+                self.history.expect(active.turn_id, active.user_text)
             return [
                 Publish(
                     TurnConfirmed(active.turn_id, event.at, event.speech_start, event.speech_end)
@@ -362,9 +277,7 @@ class TurnMachine:
         if active is None or active.turn_id != event.turn_id:
             return []
         text = event.text.strip()
-        not_the_user = active.over_assistant and self.barge_in.not_the_user(
-            text, self._recent_reply_words, reply_still_going=self._held_reply is not None
-        )
+        not_the_user = active.over_assistant and self._hold.not_the_user(text)
         if not text or not_the_user:
             # Nothing was said (a noise), or speech over the assistant that was its own
             # echo, a hallucination on it, or a backchannel: drop the turn (a speculative
@@ -378,14 +291,14 @@ class TurnMachine:
             ]
             if active.confirmed:
                 self._active = None
-            if self._held_reply is not None:
+            if self._hold.held is not None:
                 commands += self._resume_held(event.at)
             elif active.confirmed:
                 commands += self._settle(event.at)
             return commands
         active.text = text
-        commands = self._confirm_barge_in(event.at)  # the words show it is the user
-        if self._respond_after is None:
+        commands = self._hold.confirm(event.at)  # the words show it is the user
+        if self._hold.interrupted is None:
             commands += self._respond(active)
         # else: answered once the interrupted reply reports what of it was heard
         if (not active.confirmed and active.pause_at is not None and self.words_end_turns
@@ -393,7 +306,7 @@ class TurnMachine:
             commands += self._judge_end_of_turn(active, text, event.at)
         return commands
 
-    def _judge_end_of_turn(self, turn: _Turn, text: str, at: float) -> list[Command]:
+    def _judge_end_of_turn(self, turn: TurnInFlight, text: str, at: float) -> list[Command]:
         """The user is still quiet after the pause that started this speculative turn, and
         its words are known now: combine them with the audio model's call. This costs the
         reply nothing: it could not start before the transcript anyway."""
@@ -406,25 +319,12 @@ class TurnMachine:
         return [Publish(decided), JudgeEndOfTurn(turn.pause_at, call)]
 
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
-        if self._held_reply is not None and self._held_reply.turn_id == event.turn_id:
-            self._held_reply = None  # it ended (or was dropped) while held: nothing to resume
-        waiting = self._awaiting_commit.pop(event.turn_id, None)
         commands: list[Command] = []
-        barged_in = self._respond_after == event.turn_id
-        # The reply paused within about a VAD frame or two of the onset: what played before
-        # that is what the user heard before going on. Under ~0.3 s it was no answer: the
-        # request stays unanswered and is joined to the user's next words.
-        unheard = barged_in and not self.barge_in.reply_was_heard(event.played_s)
-        if waiting is not None:
-            user_text, conversation = waiting
-            heard = "" if unheard else event.heard_text
-            conversation.commit(user_text, heard)
-            if unheard:
-                commands.append(Publish(TurnCancelled(event.turn_id, event.at, REOPENED)))
-            else:
-                commands.append(Publish(TurnCommitted(event.turn_id, user_text, heard)))
+        barged_in, unheard = self._hold.playback_ended(event.turn_id, event.played_s)
+        ended = self.history.commit(event.turn_id, event.heard_text, unheard, event.at)
+        if ended is not None:
+            commands.append(Publish(ended))
         if barged_in:
-            self._respond_after = None
             commands += self._respond_to_waiting_turn()
         if self._active and self._active.turn_id == event.turn_id and self._active.confirmed:
             self._active = None
@@ -439,12 +339,12 @@ class TurnMachine:
             return []
         return self._respond(active)
 
-    def _respond(self, turn: _Turn) -> list[Command]:
+    def _respond(self, turn: TurnInFlight) -> list[Command]:
         assert turn.text is not None
-        turn.user_text = self.conversation.user_text_for(turn.text)
+        turn.user_text, messages = self.history.request(turn.text)
         if turn.confirmed:
-            self._awaiting_commit[turn.turn_id] = (turn.user_text, self.conversation)
-        return [Respond(turn.turn_id, self.conversation.messages_for(turn.user_text))]
+            self.history.expect(turn.turn_id, turn.user_text)
+        return [Respond(turn.turn_id, messages)]
 
     def _on_failure(self, event: StageFailed) -> list[Command]:
         commands: list[Command] = self._resume_held(0.0)  # a failed check never mutes it
@@ -467,7 +367,7 @@ class TurnMachine:
                 utterance = join_utterances(carry, utterance, self.sample_rate)
             else:
                 self._carry = None
-        turn = _Turn(turn_id=self._next_id, confirmed=not held, audio=utterance,
+        turn = TurnInFlight(turn_id=self._next_id, confirmed=not held, audio=utterance,
                      over_assistant=self._speech_over_assistant)
         self._next_id += 1
         self._active = turn
@@ -479,11 +379,11 @@ class TurnMachine:
         commands.append(StartTurn(turn.turn_id, utterance.samples, held))
         return commands
 
-    def _reopen(self, turn: _Turn, at: float) -> list[Command]:
+    def _reopen(self, turn: TurnInFlight, at: float) -> list[Command]:
         """Drop a confirmed turn the user talked on over before hearing its reply, and
         carry its words into the next turn."""
         self._active = None
-        self._awaiting_commit.pop(turn.turn_id, None)
+        self.history.forget(turn.turn_id)
         self._carry = turn.audio
         return [Publish(TurnCancelled(turn.turn_id, at, REOPENED)), CancelTurn(turn.turn_id)]
 

@@ -35,13 +35,14 @@ from app.core.turn_commands import (
     Respond,
     StartTurn,
 )
+from app.core.turn_history import TurnHistory
 from app.core.utterance_text import EndOfTurnCall
 
 AUDIO = np.ones(1600, dtype=np.float32)
 
 
 def machine(barge_in: bool = True, **kwargs: bool) -> TurnMachine:
-    return TurnMachine(Conversation("You are Hana."),
+    return TurnMachine(TurnHistory(Conversation("You are Hana.")),
                        barge_in=BargeInPolicy(BargeInConfig(enabled=barge_in)), **kwargs)
 
 

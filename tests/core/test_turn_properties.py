@@ -41,7 +41,7 @@ from app.core.events import (
     UtteranceEnded,
 )
 from app.core.pipeline import Engines, MonotonicClock, PipelineConfig, VoicePipeline
-from app.core.turn import SHOWN_IN_PHASE, Phase
+from app.core.turn_phase import SHOWN_IN_PHASE, Phase
 from app.core.turn_commands import REOPENED, Respond, StartTurn
 
 RATE = 16_000

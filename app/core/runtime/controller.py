@@ -18,10 +18,8 @@ from app.core.acknowledgement import Acknowledger
 from app.core.announce import Announcer
 from app.core.conversation import Conversation, history_budget_chars
 from app.core.events import PipelineEvent, PlaybackEnded, SpeechStarted, Transcript, TurnCommitted
-from app.core.languages import reply_language_note
-from app.core.memory_intents import with_memories
 from app.core.metrics import TimelineRecorder
-from app.core.ports import BudgetsPrompt, ChatMessage, LanguageModel
+from app.core.ports import BudgetsPrompt, LanguageModel
 from app.core.runtime.config import MonotonicClock, PipelineConfig
 from app.core.runtime.messages import (
     ControlMessage,
@@ -47,15 +45,11 @@ from app.core.turn_commands import (
     ResumePlayback,
     StartTurn,
 )
+from app.core.turn_history import TurnHistory
 
 log = logging.getLogger(__name__)
 
 Observer = Callable[[PipelineEvent], None]
-ContextProvider = Callable[[object, str], str]
-"""``(conversation key, user text) -> note`` put before the user's words (memories)."""
-
-KEPT_TURNS = 256
-"""How many recent turns' conversation keys and heard languages are remembered."""
 
 
 def history_budget(llm: LanguageModel, system_prompt: str) -> int:
@@ -85,8 +79,9 @@ class Controller:
         self.config, self.clock = config, clock
         self.inbox: queue.Queue[ControlMessage] = queue.Queue()
         self.recorder = TimelineRecorder(config.timelines_kept)
+        self.history = TurnHistory(Conversation(system_prompt, history_budget(llm, system_prompt)))
         self.machine = TurnMachine(
-            Conversation(system_prompt, history_budget(llm, system_prompt)),
+            self.history,
             speculative=config.speculative,
             barge_in=stages.barge_in,
             sample_rate=config.endpoint.sample_rate,
@@ -95,14 +90,6 @@ class Controller:
         self.announcer = Announcer(stages.live, stages.playback, router.send, clock)
         self.acknowledger = Acknowledger(stages.playback, stages.live.is_live, self._observe)
         self.observers: list[Observer] = []
-        self.context: ContextProvider | None = None
-        self.conversation_key: object = None
-        """Whose conversation this is (the app's persona and conversation id)."""
-        self.languages: tuple[str, ...] = ("en",)
-        """The persona's languages, main one first."""
-        self._turn_keys: dict[int, object] = {}
-        self._heard: dict[int, str] = {}
-        """Language heard per recent turn."""
 
     def post(self, message: ControlMessage) -> None:
         """From any thread; never blocks."""
@@ -153,7 +140,7 @@ class Controller:
             case LoadConversation():
                 self._load(message, now)
             case UseLanguages(languages=languages):
-                self.languages = languages
+                self.history.languages = languages
             case Extract():
                 self._extract(message)
             case Shutdown():
@@ -165,8 +152,7 @@ class Controller:
         if isinstance(event, SpeechStarted):
             self.stages.live.activity += 1  # background LLM work stops for the user's words
         if isinstance(event, Transcript) and event.language is not None:
-            self._heard[event.turn_id] = event.language
-            self._heard.pop(event.turn_id - KEPT_TURNS, None)
+            self.history.language_heard(event.turn_id, event.language)
         self.announcer.observe(event, self.machine.barge_in.enabled)
         self._observe(event)
         self.execute(self.machine.handle(event))
@@ -174,15 +160,15 @@ class Controller:
     def _load(self, message: LoadConversation, now: float) -> None:
         if self.machine.live_turn_id is not None:
             self.execute(self.machine.cancel_live(now, "persona changed"))
-        self.machine.conversation = Conversation(
-            message.prompt, history_budget(self.llm, message.prompt), list(message.exchanges))
-        self.conversation_key = message.key
+        self.history.switch(Conversation(
+            message.prompt, history_budget(self.llm, message.prompt), list(message.exchanges)),
+            message.key)
         self.router.send(WarmJob(self.machine.conversation.messages_for("")[:-1]))
 
     def _extract(self, message: Extract) -> None:
         conversation = self.machine.conversation
-        if (self.machine.live_turn_id is not None or self.machine.awaiting_commit
-                or message.key != self.conversation_key or not conversation.exchanges):
+        if (self.machine.live_turn_id is not None or self.history.awaiting_commit
+                or message.key != self.history.key or not conversation.exchanges):
             message.done(None)
             return
         messages = conversation.messages_for(message.instruction)
@@ -233,35 +219,11 @@ class Controller:
     def _start_turn(self, command: StartTurn) -> None:
         live = self.stages.live
         live.activity += 1
-        self._turn_keys[command.turn_id] = self.conversation_key
-        self._turn_keys.pop(command.turn_id - KEPT_TURNS, None)
+        self.history.turn_started(command.turn_id)
         live.turn_id = command.turn_id
         self.stages.playback.begin(command.turn_id, held=command.held)
         self.router.send(command)
 
     def _respond(self, command: Respond) -> None:
-        language = self.reply_language(command.turn_id)
-        messages = self._with_context(command.turn_id, command.messages)
-        if len(self.languages) > 1:  # auto mode: say which language to answer in, per turn
-            messages = with_memories(messages, reply_language_note(language))
+        messages, language = self.history.prompt(command.turn_id, command.messages)
         self.router.send(Respond(command.turn_id, messages, language))
-
-    def reply_language(self, turn_id: int) -> str:
-        """The language to answer turn ``turn_id`` in: the one heard when the persona
-        speaks it, else the persona's main language."""
-        heard = self._heard.get(turn_id)
-        return heard if heard in self.languages else self.languages[0]
-
-    def key_of(self, turn_id: int) -> object:
-        """The conversation key the turn started under."""
-        return self._turn_keys.get(turn_id, self.conversation_key)
-
-    def _with_context(self, turn_id: int, messages: list[ChatMessage]) -> list[ChatMessage]:
-        if self.context is None or not messages:
-            return messages
-        try:
-            note = self.context(self.key_of(turn_id), messages[-1].content)
-        except Exception:  # memories are a help, never a reason to miss a reply
-            log.exception("context provider failed")
-            return messages
-        return with_memories(messages, note)

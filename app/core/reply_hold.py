@@ -1,0 +1,71 @@
+"""The turn machine's barge-in state: a reply paused under the user's voice, what the
+assistant said last, and an interrupted reply whose heard part must be committed before
+the interrupting turn is answered. What *counts* as a barge-in is ``barge_in``'s."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.core.barge_in import BargeInPolicy
+from app.core.events import BargeIn, TurnCancelled
+from app.core.turn_commands import CancelTurn, Command, Publish
+from app.core.turn_phase import TurnInFlight
+
+
+@dataclass
+class ReplyHold:
+    policy: BargeInPolicy
+    held: TurnInFlight | None = None
+    """A reply paused under the user's voice, until their words confirm the barge-in."""
+    since: float = 0.0
+    """When the voice that paused it began (``SpeechStarted.at``)."""
+    interrupted: int | None = None
+    """A barged-in reply whose heard part must be in the history before the next turn's
+    prompt is built (its PlaybackEnded says what was heard)."""
+    recent_words: list[str] = field(default_factory=list)
+    """The last words the assistant spoke: speech that repeats them is its own echo."""
+
+    def hold(self, turn: TurnInFlight, at: float) -> None:
+        self.held, self.since = turn, at
+
+    def deadline(self) -> float | None:
+        """When speech over the paused reply has lasted long enough to be a barge-in."""
+        return None if self.held is None else self.policy.confirm_at(self.since)
+
+    def confirm(self, at: float) -> list[Command]:
+        """The user's words (or the deadline) say it is a barge-in: drop the held reply."""
+        held = self.held
+        if held is None:
+            return []
+        self.held = None
+        self.interrupted = held.turn_id
+        return [
+            Publish(BargeIn(turn_id=held.turn_id, at=self.since)),
+            Publish(TurnCancelled(held.turn_id, at, "barge-in")),
+            CancelTurn(held.turn_id),
+        ]
+
+    def release(self) -> TurnInFlight | None:
+        """Take back the held reply to play it on (echo, a cough, "mm-hm")."""
+        held, self.held = self.held, None
+        return held
+
+    def spoke(self, text: str) -> None:
+        words = [*self.recent_words, *text.split()]
+        self.recent_words = words[-self.policy.config.recent_reply_words:]
+
+    def not_the_user(self, text: str) -> bool:
+        """Words over the assistant that are its own echo, a hallucination or a backchannel."""
+        return self.policy.not_the_user(text, self.recent_words,
+                                        reply_still_going=self.held is not None)
+
+    def playback_ended(self, turn_id: int, played_s: float) -> tuple[bool, bool]:
+        """(whether the reply was barged in on, whether it was cut before it was heard as an
+        answer). A reply that paused within a VAD frame or two of the onset and had played
+        under ~0.3 s leaves the request unanswered, joined to the user's next words."""
+        if self.held is not None and self.held.turn_id == turn_id:
+            self.held = None  # it ended (or was dropped) while held: nothing to resume
+        barged_in = self.interrupted == turn_id
+        if barged_in:
+            self.interrupted = None
+        return barged_in, barged_in and not self.policy.reply_was_heard(played_s)
