@@ -41,8 +41,8 @@ from app.core.events import (
     UtteranceEnded,
 )
 from app.core.pipeline import Engines, MonotonicClock, PipelineConfig, VoicePipeline
-from app.core.turn_phase import SHOWN_IN_PHASE, Phase
 from app.core.turn_commands import REOPENED, Respond, StartTurn
+from app.core.turn_phase import SHOWN_IN_PHASE, Phase
 
 RATE = 16_000
 AUDIO = np.full(3200, 0.1, dtype=np.float32)
