@@ -59,6 +59,7 @@ from app.engines import (
     warm_engines,
 )
 from app.personas import Persona, load_persona_library
+from app.personas.switch import persona_switch
 from app.storage.database import open_database
 from app.storage.keeper import Keeper, attach
 
@@ -173,11 +174,8 @@ def run_file(
     pipeline = VoicePipeline(
         engines, persona.full_system_prompt(), config, clock, echo, turn_detector
     )
-    pipeline.set_reply_options(persona.llm.temperature, persona.llm.reply_sentences)
-    pipeline.set_languages(persona.spoken_languages())  # Whisper's language, the voices
-    pipeline.set_voice(persona.voice.kokoro, persona.voice.speed)
-    ack = persona.acknowledgement  # in the voice just set, made ready before the clock starts
-    pipeline.set_acknowledgement(ack.after_s, ack.phrases_for(persona.language), persona.language)
+    # its languages, voice and "Hmm," phrases, made ready before the clock starts
+    pipeline.use_persona(persona_switch(persona, fresh_conversation=False))
     pipeline.add_observer(_say_notices)
     speaker = FileSpeaker(engines.tts.sample_rate, clock)
     echo_room = EchoRoom(speaker, room.delay_s, room.gain) if room else None
@@ -221,7 +219,8 @@ def _wait_until_warm(
     pipeline: VoicePipeline, stop: threading.Event, timeout_s: float = 120.0
 ) -> None:
     """The persona's prefix evaluated and its languages' recognizer and voices loaded."""
-    stages = (pipeline.responder, pipeline.transcriber, pipeline.synthesizer)
+    stages = (pipeline.controller, pipeline.responder, pipeline.transcriber,
+              pipeline.synthesizer)
     deadline = time.monotonic() + timeout_s
     while (any(stage.busy() for stage in stages) and time.monotonic() < deadline
            and not stop.is_set()):

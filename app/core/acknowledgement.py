@@ -212,15 +212,12 @@ class Acknowledger:
         self.rule = AcknowledgementRule()
         self.sounds = AcknowledgementSounds()
         self._playback, self._is_live, self._publish = playback, is_live, publish
-        self.last_job: PrepareAcknowledgements | None = None
-        """The persona's phrases as last asked for, made again when the voice changes."""
 
     def job(
         self, phrases: tuple[str, ...], after_s: float, language: str
     ) -> PrepareAcknowledgements:
         """The synthesizer job that makes a persona's phrases ready."""
-        self.last_job = PrepareAcknowledgements(self.sounds, phrases, after_s, language)
-        return self.last_job
+        return PrepareAcknowledgements(self.sounds, phrases, after_s, language)
 
     def observe(self, event: PipelineEvent) -> None:
         match event:

@@ -12,7 +12,6 @@ from collections.abc import Callable, Sequence
 
 from app.core.acknowledgement import Acknowledger
 from app.core.events import FloatAudio, PipelineEvent
-from app.core.languages import base_language
 from app.core.listener import Listener
 from app.core.listener_jobs import MicBlock, PlayedBlock, SetListening
 from app.core.metrics import TimelineRecorder
@@ -32,11 +31,11 @@ from app.core.runtime.messages import (
     Say,
     SetMuted,
     Shutdown,
-    UseLanguages,
+    UsePersona,
 )
 from app.core.runtime.router import JobRouter, StageJob
 from app.core.runtime.wiring import build_stages
-from app.core.stage_jobs import SetLanguages, SetReplyOptions, SetVoice, WarmJob
+from app.core.stage_jobs import WarmJob
 from app.core.stages import Responder, Transcriber
 from app.core.synthesizer import Synthesizer
 from app.core.turn import TurnMachine
@@ -205,34 +204,10 @@ class VoicePipeline:
         live; an empty text stops what is being said."""
         self.controller.post(Say(text))
 
-    def set_voice(self, voice: str, speed: float) -> None:
-        """Switch the voice between chunks, on the TTS thread."""
-        self.send(SetVoice(voice, speed))
-        again = self.controller.acknowledger.last_job  # the "Hmm," is remade in the new voice
-        if again is not None:
-            self.send(again)
-
-    def set_languages(self, languages: Sequence[str]) -> None:
-        """A persona's languages (main first): the recognizer pins or detects among them,
-        their voices load now, and a persona with several answers in the one it heard."""
-        codes = tuple(dict.fromkeys(base_language(code) for code in languages)) or ("en",)
-        self.controller.post(UseLanguages(codes))
-        self.send(SetLanguages(codes))  # to the recognizer and the voices
-
-    def set_acknowledgement(self, after_s: float, phrases: Sequence[str], language: str) -> None:
-        """A persona's "Hmm," for a late answer: the phrases are synthesized on the TTS
-        thread (in the voice set before this call); no phrases turns them off."""
-        self.send(self.controller.acknowledger.job(tuple(phrases), after_s, language))
-
-    def set_reply_options(self, temperature: float | None, max_sentences: int | None) -> None:
-        """A persona's LLM settings (None: the app's defaults), applied on the LLM thread
-        before the next reply."""
-        self.send(SetReplyOptions(temperature,
-                                  max_sentences or self.config.max_reply_sentences))
-
-    def set_system_prompt(self, prompt: str) -> None:
-        """Switch persona: a fresh conversation, and its prefix warmed right away."""
-        self.controller.post(LoadConversation(prompt))
+    def use_persona(self, persona: UsePersona) -> None:
+        """Switch persona: its prompt (a fresh conversation, warmed), languages, voice,
+        sampling, reply length and late-answer phrases, each applied on its own thread."""
+        self.controller.post(persona)
 
     def load_conversation(
         self, prompt: str, exchanges: Sequence[tuple[str, str]] = (), key: object = None
@@ -269,6 +244,6 @@ class VoicePipeline:
             and not self.controller.history.awaiting_commit
             and self.stages.playback.idle()
             and not self.stages.listener.endpointer.in_speech
-            and self.controller.inbox.empty()
+            and not self.controller.busy()
             and not self.stages.busy()
         )

@@ -32,6 +32,7 @@ from app.core.telemetry import EngineNotice, TurnTimed
 from app.core.turn_commands import NOT_THE_USER, REOPENED
 from app.personas.loader import PersonaLibrary
 from app.personas.model import Persona
+from app.personas.switch import persona_switch
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings
 from app.ui import icons
@@ -251,9 +252,9 @@ class MainWindow(QMainWindow):
         while the engines loaded, the pipeline switches to it now.
         """
         self.pipeline = pipeline
-        if persona_id is not None and persona_id != self.persona.id:
-            pipeline.set_system_prompt(self.persona.full_system_prompt())
-        self._switch_voice(self.persona)  # its voice and languages, also on first attach
+        fresh = (persona_id is not None and persona_id != self.persona.id
+                 and self.conversations is None)
+        self._switch_pipeline(self.persona, fresh)  # also on first attach
         if self.conversations is not None:
             self.conversations.attach(pipeline)
         self.load_error = ""
@@ -261,7 +262,6 @@ class MainWindow(QMainWindow):
         if not self.device_error:
             self.banner.hide()
         pipeline.set_muted(self.mute_action.isChecked())
-        self._use_persona_settings(self.persona, greet=False)
         for notice in getattr(pipeline.engines, "notices", ()):  # e.g. a voice fallback
             self.add_notice(str(notice))
         self._refresh_avatar()
@@ -337,15 +337,10 @@ class MainWindow(QMainWindow):
         """The current persona's file changed (edited): use its new prompt, voice, face."""
         self._apply_persona(persona, switch_pipeline=True, greet=False)
 
-    def _use_persona_settings(self, persona: Persona, greet: bool) -> None:
-        """Its LLM settings, and its greeting said aloud (unless turned off)."""
-        if self.pipeline is None:
-            return
-        self.pipeline.set_reply_options(persona.llm.temperature, persona.llm.reply_sentences)
-        ack = persona.acknowledgement  # its "Hmm," phrases, synthesized on the TTS thread
-        self.pipeline.set_acknowledgement(
-            ack.after_s, ack.phrases_for(persona.language), persona.language)
-        if greet:  # an empty text stops the previous persona's greeting
+    def _greet(self, persona: Persona) -> None:
+        """Its greeting said aloud (unless turned off); an empty text stops the previous
+        persona's greeting."""
+        if self.pipeline is not None:
             speak = self.settings.speak_greeting and bool(persona.greeting.strip())
             self.pipeline.say(persona.greeting if speak else "")
 
@@ -362,20 +357,22 @@ class MainWindow(QMainWindow):
             self.transcript.reset(persona.greeting, persona.avatar.accent)
         if switch_pipeline:
             if self.pipeline is not None:
-                if self.conversations is None:
-                    self.pipeline.set_system_prompt(persona.full_system_prompt())
-                self._switch_voice(persona)
-                self._use_persona_settings(persona, greet)
+                self._switch_pipeline(persona, fresh=self.conversations is None)
+                if greet:
+                    self._greet(persona)
             self._store(self.settings.replace(persona_id=persona.id))
             self.persona_changed.emit(persona)
         self._refresh_avatar()
 
-    def _switch_voice(self, persona: Persona) -> None:
-        """The persona's languages (Whisper's language, their voices loaded now); engines
-        with a ``voice`` attribute (Kokoro) change voice without reloading."""
+    def _switch_pipeline(self, persona: Persona, fresh: bool) -> None:
+        """Everything the persona sets, in one message (``fresh``: a new conversation with
+        its prompt; else the conversations panel loads its saved one), and the notices its
+        languages need."""
         if self.pipeline is None:
             return
-        self.pipeline.set_languages(persona.spoken_languages())
+        self.pipeline.use_persona(persona_switch(
+            persona, fresh_conversation=fresh, own_voice=not self.settings.tts_voice,
+            speed_factor=self.settings.tts_speed))
         notice = llm_language_notice(self.pipeline.engines, persona.name,
                                      persona.spoken_languages())
         if notice is not None:  # the embedded model cannot hold a Japanese conversation
@@ -383,9 +380,6 @@ class MainWindow(QMainWindow):
         font_notice = missing_font_notice(persona.spoken_languages())
         if font_notice is not None:  # Japanese words drawn as empty boxes otherwise
             self.add_notice(font_notice)
-        if self.settings.tts_voice:
-            return
-        self.pipeline.set_voice(persona.voice.kokoro, self.settings.tts_speed * persona.voice.speed)
 
     def _on_banner_action(self) -> None:
         if self.banner.button.text().startswith("Models"):

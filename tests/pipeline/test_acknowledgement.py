@@ -82,15 +82,17 @@ def test_prompt_answer_is_not_acknowledged(persona: Persona) -> None:
 
 def test_a_new_voice_remakes_the_phrases() -> None:
     from app.core.pipeline import VoicePipeline
+    from app.core.runtime.messages import UsePersona
 
     engines, tts = _engines(token_delay_s=0.0)
     pipeline = VoicePipeline(engines, "You are a test.")
     pipeline.start()
     try:
-        pipeline.set_acknowledgement(1.2, ("Hmm,",), "en")
-        pipeline.set_voice("af_sky", 1.1)
+        pipeline.use_persona(UsePersona(("en",), acknowledgement_phrases=("Hmm,",)))
+        pipeline.use_persona(UsePersona(
+            ("en",), voice="af_sky", speed=1.1, acknowledgement_phrases=("Hmm,",)))
         deadline = time.monotonic() + 5
-        while pipeline.synthesizer.busy() and time.monotonic() < deadline:
+        while not pipeline.is_idle() and time.monotonic() < deadline:
             time.sleep(0.01)
         assert tts.texts == ["Hmm,", "Hmm,"]  # once at load, again in the new voice
         assert pipeline.acknowledger.sounds.ready()

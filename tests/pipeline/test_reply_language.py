@@ -13,6 +13,7 @@ from app.core.events import FloatAudio, PipelineEvent, PlaybackEnded, Transcript
 from app.core.languages import script_runs
 from app.core.pipeline import Engines, VoicePipeline
 from app.core.ports import ChatMessage, PromptStats
+from app.core.runtime.messages import UsePersona
 from app.core.telemetry import EngineNotice
 from tests.pipeline.conftest import silence, voiced
 
@@ -92,7 +93,7 @@ def _talk(engines: Engines, languages: Sequence[str]) -> tuple[VoicePipeline, li
     pipeline = VoicePipeline(engines, "You are a test.")
     events: list[PipelineEvent] = []
     pipeline.add_observer(events.append)
-    pipeline.set_languages(languages)
+    pipeline.use_persona(UsePersona(tuple(languages)))
     pipeline.start()
     mic = np.concatenate([silence(0.3), voiced(1.0), silence(1.5)])
     _run_until(lambda: any(isinstance(e, PlaybackEnded) for e in events), pipeline, mic)
@@ -173,8 +174,7 @@ def test_the_reply_cap_counts_sentences_not_clauses() -> None:
     pipeline = VoicePipeline(Engines(FakeVoiceActivity(), asr, llm, tts), "You are a test.")
     events: list[PipelineEvent] = []
     pipeline.add_observer(events.append)
-    pipeline.set_languages(["ja"])
-    pipeline.set_reply_options(None, 2)
+    pipeline.use_persona(UsePersona(("ja",), max_sentences=2))
     pipeline.start()
     try:
         mic = np.concatenate([silence(0.3), voiced(1.0), silence(1.5)])

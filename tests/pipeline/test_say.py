@@ -1,6 +1,6 @@
 """``VoicePipeline.say``: a persona's greeting is spoken through the synthesizer and the
 playback queue like a reply, stops when the user talks over it, and never enters the
-conversation. ``set_reply_options`` carries a persona's LLM settings to the engines."""
+conversation. ``use_persona`` carries a persona's LLM settings to the engines."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np
 
 from app.core.events import PipelineEvent, PlaybackEnded, PlaybackStarted, SpeechAudio
 from app.core.pipeline import Engines, VoicePipeline
+from app.core.runtime.messages import UsePersona
 from tests.pipeline.conftest import voiced
 
 BLOCK = 512
@@ -101,10 +102,10 @@ def test_reply_options_reach_the_engines_on_the_llm_thread(fake_engines: Engines
     pipeline = VoicePipeline(fake_engines, "You are a test.")
     pipeline.start()
     try:
-        pipeline.set_reply_options(0.3, 2)
+        pipeline.use_persona(UsePersona(("en",), temperature=0.3, max_sentences=2))
         _wait(lambda: pipeline.responder.max_sentences == 2, pipeline)
         _wait(lambda: llm.temperature == 0.3, pipeline)  # type: ignore[attr-defined]
-        pipeline.set_reply_options(None, None)
+        pipeline.use_persona(UsePersona(("en",)))
         _wait(lambda: llm.temperature is None, pipeline)  # type: ignore[attr-defined]
         assert pipeline.responder.max_sentences == pipeline.config.max_reply_sentences
         assert threads == ["llm", "llm"]

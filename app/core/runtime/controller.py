@@ -18,6 +18,7 @@ from app.core.acknowledgement import Acknowledger
 from app.core.announce import Announcer
 from app.core.conversation import Conversation, history_budget_chars
 from app.core.events import PipelineEvent, PlaybackEnded, SpeechStarted, Transcript, TurnCommitted
+from app.core.languages import base_language
 from app.core.metrics import TimelineRecorder
 from app.core.ports import BudgetsPrompt, LanguageModel
 from app.core.runtime.config import MonotonicClock, PipelineConfig
@@ -28,11 +29,11 @@ from app.core.runtime.messages import (
     Say,
     SetMuted,
     Shutdown,
-    UseLanguages,
+    UsePersona,
 )
 from app.core.runtime.router import JobRouter
 from app.core.runtime.wiring import Stages
-from app.core.stage_jobs import ExtractJob, WarmJob
+from app.core.stage_jobs import ExtractJob, SetLanguages, SetReplyOptions, SetVoice, WarmJob
 from app.core.telemetry import TurnTimed
 from app.core.turn import TurnMachine
 from app.core.turn_commands import (
@@ -90,6 +91,11 @@ class Controller:
         self.announcer = Announcer(stages.live, stages.playback, router.send, clock)
         self.acknowledger = Acknowledger(stages.playback, stages.live.is_live, self._observe)
         self.observers: list[Observer] = []
+        self._handling = False
+
+    def busy(self) -> bool:
+        """A message is queued or being handled (its jobs may not have reached the stages)."""
+        return self._handling or not self.inbox.empty()
 
     def post(self, message: ControlMessage) -> None:
         """From any thread; never blocks."""
@@ -106,6 +112,7 @@ class Controller:
                 message = None
             if isinstance(message, Shutdown):
                 return
+            self._handling = True
             try:
                 if message is not None:
                     # a deadline that passed before this message counts first: speech that
@@ -115,6 +122,8 @@ class Controller:
                 self.tick(self.clock.now())
             except Exception:
                 log.exception("controller failed on %r", type(message).__name__)
+            finally:
+                self._handling = False
 
     def wait_s(self, now: float) -> float | None:
         """Seconds until the nearest deadline (None: none is set)."""
@@ -139,8 +148,8 @@ class Controller:
                     self.announcer.say(text)
             case LoadConversation():
                 self._load(message, now)
-            case UseLanguages(languages=languages):
-                self.history.languages = languages
+            case UsePersona():
+                self._use_persona(message, now)
             case Extract():
                 self._extract(message)
             case Shutdown():
@@ -164,6 +173,20 @@ class Controller:
             message.prompt, history_budget(self.llm, message.prompt), list(message.exchanges)),
             message.key)
         self.router.send(WarmJob(self.machine.conversation.messages_for("")[:-1]))
+
+    def _use_persona(self, message: UsePersona, now: float) -> None:
+        if message.prompt is not None:
+            self._load(LoadConversation(message.prompt), now)
+        languages = tuple(dict.fromkeys(base_language(code) for code in message.languages))
+        self.history.languages = languages or ("en",)
+        self.router.send(SetLanguages(self.history.languages))  # the recognizer, the voices
+        if message.voice is not None:
+            self.router.send(SetVoice(message.voice, message.speed))
+        self.router.send(SetReplyOptions(
+            message.temperature, message.max_sentences or self.config.max_reply_sentences))
+        self.router.send(self.acknowledger.job(  # after the voice: made in the new one
+            message.acknowledgement_phrases, message.acknowledgement_after_s,
+            self.history.languages[0]))
 
     def _extract(self, message: Extract) -> None:
         conversation = self.machine.conversation

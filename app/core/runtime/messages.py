@@ -34,10 +34,27 @@ class LoadConversation:
 
 
 @dataclass(frozen=True)
-class UseLanguages:
-    """The persona's languages, main one first (the reply language is chosen from them)."""
+class UsePersona:
+    """Everything a persona switch sets, in one message. The controller applies each part
+    on the thread that owns it: the conversation, languages and late-answer rule on its
+    own; languages to the recognizer and the voices; sampling and reply length to the LLM
+    thread; the voice and its "Hmm," phrases to the TTS thread (voice first)."""
 
     languages: tuple[str, ...]
+    """Base codes, main one first (the reply language is chosen from them)."""
+    prompt: str | None = None
+    """A fresh conversation with this system prompt; None keeps the conversation (the app
+    loads the persona's saved one with ``LoadConversation``)."""
+    voice: str | None = None
+    """None keeps the voice (one chosen in the settings)."""
+    speed: float = 1.0
+    temperature: float | None = None
+    """None: the model's default."""
+    max_sentences: int | None = None
+    """None: the pipeline's default cap."""
+    acknowledgement_after_s: float = 1.2
+    acknowledgement_phrases: tuple[str, ...] = ()
+    """Said when an answer is late; none turns them off."""
 
 
 @dataclass(frozen=True)
@@ -54,5 +71,5 @@ class Shutdown:
     """The controller's loop returns."""
 
 
-ControlCommand = SetMuted | Say | LoadConversation | UseLanguages | Extract | Shutdown
+ControlCommand = SetMuted | Say | LoadConversation | UsePersona | Extract | Shutdown
 ControlMessage = ControlCommand | PipelineEvent
