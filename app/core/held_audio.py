@@ -17,6 +17,26 @@ class HeldAudio:
     end: float
 
 
+@dataclass
+class CarriedWords:
+    """The words of a reopened turn, waiting to join the user's next utterance."""
+
+    sample_rate: int
+    within_s: float
+    """They join it only if it starts within this long after they ended."""
+    audio: HeldAudio | None = None
+
+    def onto(self, utterance: HeldAudio) -> HeldAudio:
+        """``utterance`` with the carried words in front; words carried too long ago are
+        dropped instead."""
+        carried = self.audio
+        if carried is None:
+            return utterance
+        starts = utterance.end - utterance.samples.size / self.sample_rate
+        if starts - carried.end <= self.within_s:
+            return join_utterances(carried, utterance, self.sample_rate)
+        self.audio = None
+        return utterance
 
 
 def stream_end(event: SpeechPaused | UtteranceEnded) -> float:

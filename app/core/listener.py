@@ -42,7 +42,7 @@ from app.core.ports import (
 from app.core.stream_clock import StreamClock, StreamTime
 from app.core.telemetry import InputLevel, level_db
 from app.core.turn_commands import JudgeEndOfTurn
-from app.core.utterance_text import EndOfTurnCall
+from app.core.utterance_text import END_OF_TURN_COMPLETE, EndOfTurnCall
 from app.core.worker import Publish, Worker
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ class Listener(Worker[ListenerJob]):
         playback: PlaybackQueue,
         echo: EchoCanceller | None = None,
         turn_detector: TurnDetector | None = None,
-        complete_threshold: float = 0.5,
+        complete_threshold: float = END_OF_TURN_COMPLETE,
         level_interval_s: float = 0.05,
         defer_to_transcript: bool = False,
         barge_in: BargeInPolicy = NO_BARGE_IN,
@@ -243,7 +243,7 @@ class Listener(Worker[ListenerJob]):
     def _reply_began_after_voice(self) -> bool:
         """The reply started sounding after this voice began (it slipped past the hold on
         new replies between two frames): the voice is not its echo, and the turn machine
-        reopens the turn for it (``TurnMachine._reply_heard_before``), so pause it now."""
+        reopens the turn for it (``TurnInFlight.reply_audible_at``), so pause it now."""
         started = self.playback.sounding_since
         return started is not None and self.clock_time(self.endpointer.speech_start) < started
 

@@ -5,31 +5,8 @@ release or flush playback...) and feeds back what the stages report, and calls `
 for the one deadline the machine keeps. It owns no threads or clocks, so it is tested by
 calling it.
 
-Phases and the states each shows: ``turn_phase``.
-
-Transitions:
-
-| from               | on                                            | to                 |
-|--------------------|-----------------------------------------------|--------------------|
-| IDLE               | SpeechStarted                                 | USER_SPEAKING      |
-| USER_SPEAKING      | SpeechPaused (speculative on)                 | SPECULATING        |
-| USER_SPEAKING      | UtteranceEnded                                | ANSWERING          |
-| SPECULATING        | SpeechResumed (cancel, nothing kept)          | USER_SPEAKING      |
-| SPECULATING        | UtteranceEnded (release the held reply)       | ANSWERING          |
-| SPECULATING        | Transcript with no words / not the user       | USER_SPEAKING/IDLE |
-| ANSWERING          | SpeechStarted before the reply was heard      | USER_SPEAKING      |
-|                    | (reopened: its words join the next turn)      |                    |
-| ANSWERING          | SpeechStarted over the reply, barge-in on     | HELD_FOR_BARGE_IN  |
-| ANSWERING          | PlaybackEnded (commit what was heard)         | IDLE               |
-| HELD_FOR_BARGE_IN  | Transcript: a request, or ``tick`` past        | the new turn's     |
-|                    | ``BargeInPolicy.confirm_at`` (drop the reply)  | phase              |
-| HELD_FOR_BARGE_IN  | Transcript: echo, noise, a backchannel        | ANSWERING (resume) |
-| any                | set_muted(True): an unconfirmed turn is        | MUTED, or          |
-|                    | cancelled, a held reply plays on               | ANSWERING          |
-| MUTED              | set_muted(False)                              | IDLE               |
-| any                | StageFailed (cancel the live turn)            | IDLE               |
-
-Speculative and reopened turns: ``turn_phase``. What counts as a barge-in is
+Its phases, the states each shows and the transitions between them: ``turn_phase``.
+When a speculative turn's pause ends it: ``turn_end``. What counts as a barge-in is
 ``app.core.barge_in``'s alone; the barge-in state (a held reply) is ``reply_hold``'s.
 """
 
@@ -41,7 +18,6 @@ from app.core.barge_in import BargeInPolicy
 from app.core.conversation import Conversation
 from app.core.events import (
     AssistantState,
-    EndOfTurnDecided,
     EndOfTurnScore,
     PipelineEvent,
     PlaybackEnded,
@@ -59,23 +35,22 @@ from app.core.events import (
     TurnStarted,
     UtteranceEnded,
 )
-from app.core.held_audio import HeldAudio, join_utterances, stream_end
+from app.core.held_audio import CarriedWords, HeldAudio, stream_end
 from app.core.reply_hold import ReplyHold
 from app.core.turn_commands import (
     NOT_THE_USER,
     REOPENED,
     CancelTurn,
     Command,
-    JudgeEndOfTurn,
     Publish,
     ReleaseTurn,
     Respond,
     ResumePlayback,
     StartTurn,
 )
+from app.core.turn_end import EndOfTurnJudge
 from app.core.turn_history import TurnHistory
-from app.core.turn_phase import Phase, TurnInFlight
-from app.core.utterance_text import EndOfTurnCall, end_of_turn_call, judge_text
+from app.core.turn_phase import Phase, TurnInFlight, shown_state
 
 
 @dataclass
@@ -87,21 +62,19 @@ class TurnMachine:
     sample_rate: int = 16_000
     carry_for_s: float = 10.0
     """Carried words join the next utterance only if it starts within this long."""
-    complete_threshold: float = 0.5
-    """The audio model's probability above which an unclear transcript ends the turn."""
-    words_end_turns: bool = True
-    """Send the listener an end-of-turn call from the speculative transcript's words."""
+    end_of_turn: EndOfTurnJudge = field(default_factory=EndOfTurnJudge)
     state: AssistantState = AssistantState.IDLE
     muted: bool = False
     _active: TurnInFlight | None = None
     _next_id: int = 1
     _user_speaking: bool = False
-    _carry: HeldAudio | None = None
+    _carry: CarriedWords = field(init=False)
     _speech_over_assistant: bool = False
     _hold: ReplyHold = field(init=False)
 
     def __post_init__(self) -> None:
         self._hold = ReplyHold(self.barge_in)
+        self._carry = CarriedWords(self.sample_rate, self.carry_for_s)
 
     @property
     def phase(self) -> Phase:
@@ -123,37 +96,19 @@ class TurnMachine:
         """The conversation new turns are answered from."""
         return self.history.conversation
 
-    def cancel_live(self, at: float, reason: str) -> list[Command]:
-        return self._cancel(at, reason)
-
     def set_muted(self, muted: bool, at: float) -> list[Command]:
         self.muted = muted
         commands: list[Command] = []
         if muted:
             self._user_speaking = False
-            self._carry = None
+            self._carry.audio = None
             if self._active and not self._active.confirmed:
-                commands += self._cancel(at, "muted")
+                commands += self.cancel_live(at, "muted")
             commands += self._resume_held(at)  # the user stopped listening to themselves
         return [*commands, *self._settle(at)]
 
     def handle(self, event: PipelineEvent) -> list[Command]:
         """React to one pipeline event; events of stale turns are ignored."""
-        return self._handle(event)
-
-    def next_deadline(self) -> float | None:
-        """When ``tick`` has something to do next (None: nothing is waiting)."""
-        return self._hold.deadline()
-
-    def tick(self, now: float) -> list[Command]:
-        """The machine's one deadline: speech that goes on over a paused reply is a
-        barge-in once it has lasted long enough, before its words are known."""
-        deadline = self.next_deadline()
-        if deadline is None or now < deadline:
-            return []
-        return self._hold.confirm(now)
-
-    def _handle(self, event: PipelineEvent) -> list[Command]:
         match event:
             case SpeechStarted():
                 return self._on_speech_started(event)
@@ -164,15 +119,7 @@ class TurnMachine:
             case UtteranceEnded():
                 return self._on_end_of_turn(event)
             case EndOfTurnScore():
-                active = self._active
-                if active is None or active.confirmed:
-                    return []
-                active.end_probability = event.probability
-                if active.score_pending and active.text is not None:
-                    active.score_pending = False
-                    return self._judge_end_of_turn(active, active.text, event.at)
-                active.score_pending = False
-                return []
+                return self.end_of_turn.on_score(self._active, event)
             case Transcript():
                 return self._on_transcript(event)
             case PlaybackStarted():
@@ -191,6 +138,18 @@ class TurnMachine:
             case _:
                 return []
 
+    def next_deadline(self) -> float | None:
+        """When ``tick`` has something to do next (None: nothing is waiting)."""
+        return self._hold.deadline()
+
+    def tick(self, now: float) -> list[Command]:
+        """The machine's one deadline: speech that goes on over a paused reply is a
+        barge-in once it has lasted long enough, before its words are known."""
+        deadline = self.next_deadline()
+        if deadline is None or now < deadline:
+            return []
+        return self._hold.confirm(now)
+
     # ---- handlers -------------------------------------------------------------------
 
     def _on_speech_started(self, event: SpeechStarted) -> list[Command]:
@@ -200,7 +159,7 @@ class TurnMachine:
         commands: list[Command] = []
         self._speech_over_assistant = event.over_assistant
         active = self._active
-        if active and active.confirmed and not self._reply_heard_before(active, event):
+        if active and active.confirmed and not active.reply_audible_at(event.speech_start):
             return [*self._reopen(active, event.at), *self._settle(event.at)]
         if active and active.confirmed and self.barge_in.enabled:
             # The listener has already paused the reply; the user's words decide whether
@@ -212,15 +171,6 @@ class TurnMachine:
         if self._active is None:
             commands += self._set_state(AssistantState.LISTENING, event.at)
         return commands
-
-    @staticmethod
-    def _reply_heard_before(turn: TurnInFlight, event: SpeechStarted) -> bool:
-        """Whether the reply was audible when this speech *began*. Speech confirmed 160 ms
-        after it began may be confirmed just after a fast reply started: it still went on
-        from the user's own pause (it cannot be that reply's echo), so the turn reopens
-        rather than being taken for a barge-in that leaves the first words unanswered."""
-        started = turn.playback_started_at
-        return started is not None and event.speech_start >= started
 
     def _resume_held(self, at: float) -> list[Command]:
         held = self._hold.release()
@@ -244,7 +194,7 @@ class TurnMachine:
 
     def _on_resume(self, event: SpeechResumed) -> list[Command]:
         if self._active and not self._active.confirmed:
-            return self._cancel(event.at, "user resumed")
+            return self.cancel_live(event.at, "user resumed")
         return []
 
     def _on_end_of_turn(self, event: UtteranceEnded) -> list[Command]:
@@ -257,7 +207,7 @@ class TurnMachine:
                 self._active = None
                 return self._settle(event.at)
             active.confirmed = True
-            self._carry = None  # the confirmed turn holds the carried words now
+            self._carry.audio = None  # the confirmed turn holds the carried words now
             if active.user_text is not None:
                 self.history.expect(active.turn_id, active.user_text)
             return [
@@ -301,22 +251,7 @@ class TurnMachine:
         if self._hold.interrupted is None:
             commands += self._respond(active)
         # else: answered once the interrupted reply reports what of it was heard
-        if (not active.confirmed and active.pause_at is not None and self.words_end_turns
-                and not active.score_pending):  # else judged when the score comes
-            commands += self._judge_end_of_turn(active, text, event.at)
-        return commands
-
-    def _judge_end_of_turn(self, turn: TurnInFlight, text: str, at: float) -> list[Command]:
-        """The user is still quiet after the pause that started this speculative turn, and
-        its words are known now: combine them with the audio model's call. This costs the
-        reply nothing: it could not start before the transcript anyway."""
-        if not self.words_end_turns or turn.pause_at is None:
-            return []
-        verdict = judge_text(text)
-        call = end_of_turn_call(verdict, turn.end_probability, self.complete_threshold)
-        decided = EndOfTurnDecided(turn.turn_id, at, turn.end_probability, verdict.value,
-                                   call is EndOfTurnCall.END_NOW)
-        return [Publish(decided), JudgeEndOfTurn(turn.pause_at, call)]
+        return [*commands, *self.end_of_turn.on_words(active, text, event.at)]
 
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
         commands: list[Command] = []
@@ -349,7 +284,7 @@ class TurnMachine:
     def _on_failure(self, event: StageFailed) -> list[Command]:
         commands: list[Command] = self._resume_held(0.0)  # a failed check never mutes it
         if self._active and event.turn_id == self._active.turn_id:
-            commands += self._cancel(0.0, f"{event.stage} failed")
+            commands += self.cancel_live(0.0, f"{event.stage} failed")
         return [*commands, *self._set_state(AssistantState.ERROR, 0.0)]
 
     # ---- helpers --------------------------------------------------------------------
@@ -359,14 +294,7 @@ class TurnMachine:
 
     def _start(self, event: SpeechPaused | UtteranceEnded, held: bool) -> list[Command]:
         at, speech_start, speech_end = event.at, event.speech_start, event.speech_end
-        utterance = HeldAudio(event.audio, stream_end(event))
-        carry = self._carry
-        if carry is not None:
-            starts = utterance.end - utterance.samples.size / self.sample_rate
-            if starts - carry.end <= self.carry_for_s:
-                utterance = join_utterances(carry, utterance, self.sample_rate)
-            else:
-                self._carry = None
+        utterance = self._carry.onto(HeldAudio(event.audio, stream_end(event)))
         turn = TurnInFlight(turn_id=self._next_id, confirmed=not held, audio=utterance,
                      over_assistant=self._speech_over_assistant)
         self._next_id += 1
@@ -374,7 +302,7 @@ class TurnMachine:
         started = TurnStarted(turn.turn_id, at, speech_start, speech_end, speculative=held)
         commands: list[Command] = [Publish(started)]
         if not held:
-            self._carry = None  # the confirmed turn holds the carried words now
+            self._carry.audio = None  # the confirmed turn holds the carried words now
             commands.append(Publish(TurnConfirmed(turn.turn_id, at, speech_start, speech_end)))
         commands.append(StartTurn(turn.turn_id, utterance.samples, held))
         return commands
@@ -384,10 +312,10 @@ class TurnMachine:
         carry its words into the next turn."""
         self._active = None
         self.history.forget(turn.turn_id)
-        self._carry = turn.audio
+        self._carry.audio = turn.audio
         return [Publish(TurnCancelled(turn.turn_id, at, REOPENED)), CancelTurn(turn.turn_id)]
 
-    def _cancel(self, at: float, reason: str) -> list[Command]:
+    def cancel_live(self, at: float, reason: str) -> list[Command]:
         """Cancel the live turn. A confirmed one still gets committed (with what was
         heard) when the speaker reports PlaybackEnded for it."""
         active = self._active
@@ -397,19 +325,7 @@ class TurnMachine:
         return [Publish(TurnCancelled(active.turn_id, at, reason)), CancelTurn(active.turn_id)]
 
     def _settle(self, at: float) -> list[Command]:
-        """Show what is going on: an answer in flight (muted or not), else muted, else
-        whether the user is talking."""
-        active = self._active
-        if active is not None:
-            if not active.confirmed:
-                return self._set_state(AssistantState.LISTENING, at)
-            speaking = active.playback_started_at is not None
-            return self._set_state(
-                AssistantState.SPEAKING if speaking else AssistantState.THINKING, at)
-        if self.muted:
-            return self._set_state(AssistantState.MUTED, at)
-        idle = AssistantState.LISTENING if self._user_speaking else AssistantState.IDLE
-        return self._set_state(idle, at)
+        return self._set_state(shown_state(self._active, self.muted, self._user_speaking), at)
 
     def _set_state(self, state: AssistantState, at: float) -> list[Command]:
         if state is self.state:

@@ -14,6 +14,28 @@ Phases (``TurnMachine.phase``; the first that applies, from the fields below):
 
 (ERROR is shown after a stage failed, in whichever phase, until the next change.)
 
+Transitions:
+
+| from               | on                                            | to                 |
+|--------------------|-----------------------------------------------|--------------------|
+| IDLE               | SpeechStarted                                 | USER_SPEAKING      |
+| USER_SPEAKING      | SpeechPaused (speculative on)                 | SPECULATING        |
+| USER_SPEAKING      | UtteranceEnded                                | ANSWERING          |
+| SPECULATING        | SpeechResumed (cancel, nothing kept)          | USER_SPEAKING      |
+| SPECULATING        | UtteranceEnded (release the held reply)       | ANSWERING          |
+| SPECULATING        | Transcript with no words / not the user       | USER_SPEAKING/IDLE |
+| ANSWERING          | SpeechStarted before the reply was heard      | USER_SPEAKING      |
+|                    | (reopened: its words join the next turn)      |                    |
+| ANSWERING          | SpeechStarted over the reply, barge-in on     | HELD_FOR_BARGE_IN  |
+| ANSWERING          | PlaybackEnded (commit what was heard)         | IDLE               |
+| HELD_FOR_BARGE_IN  | Transcript: a request, or ``tick`` past        | the new turn's     |
+|                    | ``BargeInPolicy.confirm_at`` (drop the reply)  | phase              |
+| HELD_FOR_BARGE_IN  | Transcript: echo, noise, a backchannel        | ANSWERING (resume) |
+| any                | set_muted(True): an unconfirmed turn is        | MUTED, or          |
+|                    | cancelled, a held reply plays on               | ANSWERING          |
+| MUTED              | set_muted(False)                              | IDLE               |
+| any                | StageFailed (cancel the live turn)            | IDLE               |
+
 Speculative turns: at the first pause in the user's speech a turn starts with its audio
 *held*; if the pause becomes an end of turn the held reply is released (it is often
 already synthesized), and if the user speaks on, the turn is cancelled and discarded.
@@ -54,6 +76,19 @@ SHOWN_IN_PHASE: dict[Phase, frozenset[AssistantState]] = {
 """The states the window may show in each phase (and ERROR after a failure)."""
 
 
+def shown_state(active: TurnInFlight | None, muted: bool, user_speaking: bool) -> AssistantState:
+    """What the window shows: an answer in flight (muted or not), else muted, else whether
+    the user is talking."""
+    if active is not None:
+        if not active.confirmed:
+            return AssistantState.LISTENING
+        speaking = active.playback_started_at is not None
+        return AssistantState.SPEAKING if speaking else AssistantState.THINKING
+    if muted:
+        return AssistantState.MUTED
+    return AssistantState.LISTENING if user_speaking else AssistantState.IDLE
+
+
 @dataclass
 class TurnInFlight:
     turn_id: int
@@ -73,3 +108,12 @@ class TurnInFlight:
     """The audio model's score for the pause is still to come: the words wait for it."""
     end_probability: float | None = None
     """The audio model's end-of-turn probability at the pause that started this turn."""
+
+    def reply_audible_at(self, speech_start: float) -> bool:
+        """Whether its reply was audible when speech starting then *began*. Speech confirmed
+        160 ms after it began may be confirmed just after a fast reply started: it still
+        went on from the user's own pause (it cannot be that reply's echo), so the turn
+        reopens rather than being taken for a barge-in that leaves the first words
+        unanswered."""
+        started = self.playback_started_at
+        return started is not None and speech_start >= started

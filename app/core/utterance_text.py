@@ -163,6 +163,10 @@ class EndOfTurnCall(Enum):
     """The user sounds unfinished: wait longer than usual before ending the turn."""
 
 
+END_OF_TURN_COMPLETE = 0.5
+"""The audio model's probability above which an unclear transcript ends the turn."""
+
+
 def end_of_turn_call(
     verdict: TextVerdict, probability: float | None, threshold: float
 ) -> EndOfTurnCall:

@@ -46,6 +46,7 @@ from app.core.turn_commands import (
     ResumePlayback,
     StartTurn,
 )
+from app.core.turn_end import EndOfTurnJudge
 from app.core.turn_history import TurnHistory
 
 log = logging.getLogger(__name__)
@@ -86,7 +87,7 @@ class Controller:
             speculative=config.speculative,
             barge_in=stages.barge_in,
             sample_rate=config.endpoint.sample_rate,
-            words_end_turns=config.words_end_turns,
+            end_of_turn=EndOfTurnJudge(config.words_end_turns),
         )
         self.announcer = Announcer(stages.live, stages.playback, router.send, clock)
         self.acknowledger = Acknowledger(stages.playback, stages.live.is_live, self._observe)
