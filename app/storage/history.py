@@ -21,7 +21,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.storage.database import connect, is_disk_full
+from app.storage.database import connect
+from app.storage.faults import is_disk_full
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.storage import database
+from app.storage import database, faults
 from app.storage.database import SCHEMA_VERSION, open_database, schema_version
 from app.storage.history import Database, DiskFull, Exchange, HistoryStore
 from app.storage.keeper import Keeper
@@ -122,8 +122,8 @@ def test_a_full_disk_gives_one_notice_and_the_conversation_goes_on(tmp_path: Pat
 
 
 def test_sqlite_full_error_is_recognised() -> None:
-    assert database.is_disk_full(sqlite3.OperationalError("database or disk is full"))
-    assert not database.is_disk_full(sqlite3.OperationalError("database is locked"))
+    assert faults.is_disk_full(sqlite3.OperationalError("database or disk is full"))
+    assert not faults.is_disk_full(sqlite3.OperationalError("database is locked"))
 
 
 WRITER = textwrap.dedent("""
