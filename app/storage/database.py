@@ -201,7 +201,8 @@ def open_database(path: Path | None = None) -> Opened:
     if verdict.kind == "unusable":
         log.info("conversation database %s left untouched: %s", path, verdict.detail)
         return Opened(None, f"Conversations will not be saved this session: {verdict.detail}. "
-                            f"The saved ones in {path} are untouched.")
+                            f"The saved ones in {path} are untouched; restart Hanasu once "
+                            "this is fixed.")
     if verdict.kind == "corrupt":
         try:
             aside = _move_aside(path)

@@ -48,7 +48,7 @@ def reason(exc: BaseException) -> str:
     code = _code(exc)
     text = str(exc).lower()
     if is_disk_full(exc):
-        return "the disk is full (free some space, then restart Hanasu)"
+        return "the disk is full (free some space)"
     if code == _READONLY or "readonly" in text or "read-only" in text:
         return ("the conversation database is read-only (check that its file and folder "
                 "are writable and the disk is not mounted read-only)")
@@ -62,5 +62,5 @@ def reason(exc: BaseException) -> str:
         return ("the disk reported an error reading or writing it (check the disk, and that "
                 "it has free space)")
     if is_corruption(exc):
-        return "the conversation database is damaged (restart Hanasu to set it aside)"
+        return "the conversation database is damaged (restarting Hanasu sets it aside)"
     return f"the conversation database failed ({exc})"
