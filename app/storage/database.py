@@ -29,6 +29,7 @@ from pathlib import Path
 
 from app.paths import user_data_dir
 from app.storage.faults import is_corruption, reason
+from app.storage.private import create_private_file, private_dir, private_file
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +190,7 @@ def open_database(path: Path | None = None) -> Opened:
     only logged at INFO here, so the console shows it once."""
     path = path or default_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
     except OSError as exc:
         return Opened(None, f"Conversations will not be saved: cannot create {path.parent} "
                             f"({exc.strerror or exc}).")
@@ -214,12 +215,13 @@ def open_database(path: Path | None = None) -> Opened:
                   f"to {aside.name} and a new one was started.")
         log.info("%s", notice)
     try:
+        _make_private(path)
         db = connect(path)
         try:
             migrate(db)
         finally:
             db.close()
-    except sqlite3.Error as exc:
+    except (sqlite3.Error, OSError) as exc:
         log.info("cannot create the conversation database %s: %s", path, exc)
         return Opened(None, f"Conversations will not be saved this session: {reason(exc)}.")
     return Opened(path, notice)
@@ -260,6 +262,14 @@ def _check(path: Path) -> _Verdict:
     return _Verdict()
 
 
+def _make_private(path: Path) -> None:
+    """The database 0600 before SQLite opens it (its ``-wal`` and ``-shm`` take the
+    database's mode), and any that an earlier version left readable by everyone."""
+    create_private_file(path)
+    for suffix in ("-wal", "-shm"):
+        private_file(path.with_name(path.name + suffix))
+
+
 def _move_aside(path: Path) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     aside = path.with_name(f"{path.name}.corrupt-{stamp}")
@@ -270,5 +280,7 @@ def _move_aside(path: Path) -> Path:
     for suffix in ("", "-wal", "-shm"):
         source = path.with_name(path.name + suffix)
         if source.exists():
-            source.replace(aside.with_name(aside.name + suffix))
+            target = aside.with_name(aside.name + suffix)
+            source.replace(target)
+            private_file(target)
     return aside
