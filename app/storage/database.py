@@ -10,6 +10,8 @@ Opening is careful because this file holds what the user said over months:
   caller gets the one-line message to show. Only damage does that: a file that cannot be
   read or written for another reason (a full disk, an I/O error, a read-only mount,
   permissions, a lock) is left untouched and the session runs in memory;
+* a valid SQLite file with other tables and no schema version (not ours) is moved aside
+  the same way, as ``hanasu.db.foreign-<timestamp>``;
 * a schema newer than this build is left untouched and the session runs in memory;
 * WAL journal with ``synchronous=FULL``: each committed exchange is on disk when its
   transaction returns, so ``kill -9`` (or a power cut) loses at most the turn in flight.
@@ -204,15 +206,18 @@ def open_database(path: Path | None = None) -> Opened:
         return Opened(None, f"Conversations will not be saved this session: {verdict.detail}. "
                             f"The saved ones in {path} are untouched; restart Hanasu once "
                             "this is fixed.")
-    if verdict.kind == "corrupt":
+    if verdict.kind in ("corrupt", "foreign"):
+        what = (f"The conversation database was damaged ({verdict.detail})"
+                if verdict.kind == "corrupt" else
+                f"{path.name} is not a Hanasu database (it holds other tables: "
+                f"{verdict.detail})")
         try:
-            aside = _move_aside(path)
+            aside = _move_aside(path, verdict.kind)
         except OSError as exc:
-            return Opened(None, f"The conversation database is damaged ({verdict.detail}) and "
-                                f"could not be moved aside ({exc.strerror or exc}); "
-                                "conversations will not be saved this session.")
-        notice = (f"The conversation database was damaged ({verdict.detail}); it was moved "
-                  f"to {aside.name} and a new one was started.")
+            return Opened(None, f"{what}, and it could not be moved aside "
+                                f"({exc.strerror or exc}); conversations will not be saved "
+                                "this session.")
+        notice = f"{what}; it was moved to {aside.name} and a new one was started."
         log.info("%s", notice)
     try:
         _make_private(path)
@@ -230,7 +235,7 @@ def open_database(path: Path | None = None) -> Opened:
 @dataclass(frozen=True)
 class _Verdict:
     kind: str = "ok"
-    """"ok", "newer" (left alone), "corrupt" (moved aside) or "unusable" (left alone)."""
+    """"ok", "newer" or "unusable" (left alone), "corrupt" or "foreign" (moved aside)."""
     detail: str = ""
 
 
@@ -251,8 +256,11 @@ def _check(path: Path) -> _Verdict:
             rows = db.execute("PRAGMA quick_check").fetchall()
             if [tuple(r) for r in rows] != [("ok",)]:
                 return _Verdict("corrupt", f"check failed: {rows[0][0]}")
-            if schema_version(db) > SCHEMA_VERSION:
+            version = schema_version(db)
+            if version > SCHEMA_VERSION:
                 return _Verdict("newer")
+            if version == 0 and _tables(db):
+                return _Verdict("foreign", ", ".join(_tables(db)[:3]))
         finally:
             db.close()
     except sqlite3.Error as exc:
@@ -270,13 +278,20 @@ def _make_private(path: Path) -> None:
         private_file(path.with_name(path.name + suffix))
 
 
-def _move_aside(path: Path) -> Path:
+def _tables(db: sqlite3.Connection) -> list[str]:
+    """The file's own tables (not SQLite's internal ones)."""
+    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
+                      " AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def _move_aside(path: Path, kind: str = "corrupt") -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    aside = path.with_name(f"{path.name}.{kind}-{stamp}")
     n = 1
     while aside.exists():
         n += 1
-        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        aside = path.with_name(f"{path.name}.{kind}-{stamp}-{n}")
     for suffix in ("", "-wal", "-shm"):
         source = path.with_name(path.name + suffix)
         if source.exists():
