@@ -138,6 +138,8 @@ class KokoroSynthesizer:
         except ValueError as exc:
             # Voice and speed are valid here, so this is text with nothing to say
             # (e.g. "\u266a"): silence, not a failed reply.
-            log.warning("Kokoro skipped %r: %s", text[:40], first_line(exc))
+            log.warning("Kokoro skipped a sentence of %d characters: %s", len(text),
+                        first_line(exc))
+            log.debug("the sentence Kokoro skipped: %r", text[:40])
             return np.zeros(0, dtype=np.float32)
 

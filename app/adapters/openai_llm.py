@@ -36,6 +36,7 @@ import httpx
 
 from app.adapters.errors import EngineLoadError, first_line
 from app.adapters.llama_llm import _StopFilter, _ThoughtFilter
+from app.adapters.sse import TooLong, capped_body, capped_lines
 from app.core.ports import ChatMessage, PromptStats
 
 log = logging.getLogger(__name__)
@@ -377,9 +378,11 @@ class OpenAILanguageModel:
             [*messages, ChatMessage("user", "Hello.")], False, 1, self.warm_timeout_s
         )
         try:
-            data = response.read()
+            data = capped_body(response.iter_bytes())
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, self.warm_timeout_s) from exc
+        except TooLong as exc:
+            raise self._fail(f"answered the warm-up with {exc} (not a chat server?)") from exc
         finally:
             response.close()
         try:
@@ -442,7 +445,7 @@ class OpenAILanguageModel:
             reported = reported or stats is not None
 
         try:
-            lines = response.iter_lines()
+            lines = capped_lines(response.iter_bytes())
             while True:
                 if cancelled() or self._epoch != epoch:
                     return
@@ -450,6 +453,9 @@ class OpenAILanguageModel:
                     line = next(lines, None)
                 except httpx.HTTPError as exc:
                     raise self._transport_error(exc, self.read_timeout_s) from exc
+                except TooLong as exc:  # one endless line would grow without bound
+                    raise self._fail(f"sent a stream line of {exc} (not a chat stream?); "
+                                     "the reply was stopped") from exc
                 if line is None:
                     if finished:
                         break

@@ -443,12 +443,9 @@ def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:
 
 
 def _log_turns(result: RunResult) -> None:
+    """One line per turn; the user's and the reply's words only at DEBUG (they are private)."""
     for turn in result.turns:
         v2v = turn.voice_to_voice
-        log.info(
-            "turn %d: %r -> %r (voice-to-voice %s)",
-            turn.turn_id,
-            turn.transcript,
-            turn.heard_text,
-            f"{v2v:.2f} s" if v2v is not None else "n/a",
-        )
+        log.info("turn %d: voice-to-voice %s", turn.turn_id,
+                 f"{v2v:.2f} s" if v2v is not None else "n/a")
+        log.debug("turn %d: %r -> %r", turn.turn_id, turn.transcript, turn.heard_text)

@@ -5,9 +5,13 @@ Opening is careful because this file holds what the user said over months:
 * a size check first (a file far bigger than any conversation history is not ours);
 * ``PRAGMA quick_check`` (the B-tree and page checks of ``integrity_check`` without the
   slow index cross-check), so a damaged file is found at launch, not mid-conversation;
-* a damaged or foreign file is moved aside to ``hanasu.db.corrupt-<timestamp>`` (with its
+* a damaged file is moved aside to ``hanasu.db.corrupt-<timestamp>`` (with its
   ``-wal``/``-shm``), never deleted, and a clean database is started in its place; the
-  caller gets the one-line message to show;
+  caller gets the one-line message to show. Only damage does that: a file that cannot be
+  read or written for another reason (a full disk, an I/O error, a read-only mount,
+  permissions, a lock) is left untouched and the session runs in memory;
+* a valid SQLite file with other tables and no schema version (not ours) is moved aside
+  the same way, as ``hanasu.db.foreign-<timestamp>``;
 * a schema newer than this build is left untouched and the session runs in memory;
 * WAL journal with ``synchronous=FULL``: each committed exchange is on disk when its
   transaction returns, so ``kill -9`` (or a power cut) loses at most the turn in flight.
@@ -26,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from app.paths import user_data_dir
+from app.storage.faults import is_corruption, reason
+from app.storage.private import create_private_file, private_dir, private_file
 
 log = logging.getLogger(__name__)
 
@@ -38,12 +44,6 @@ BUSY_TIMEOUT_S = 5.0
 
 class DatabaseError(RuntimeError):
     """The database cannot be used; ``str(error)`` is one line fit for the UI."""
-
-
-def is_disk_full(exc: BaseException) -> bool:
-    """SQLite's "database or disk is full" (SQLITE_FULL), or the OS's ENOSPC."""
-    text = str(exc).lower()
-    return "disk is full" in text or "no space left" in text
 
 
 def _v1(db: sqlite3.Connection) -> None:
@@ -185,72 +185,117 @@ def migrate(db: sqlite3.Connection, target: int = SCHEMA_VERSION) -> None:
 def open_database(path: Path | None = None) -> Opened:
     """Check, repair and migrate the database at ``path`` (default: the user data dir).
 
-    Never raises for a bad file: a corrupt one is moved aside and a fresh one made; when
-    even that fails (read-only or full disk) the session runs in memory. The returned
-    notice, when not empty, is the one line to show the user."""
+    Never raises for a bad file: a corrupt one is moved aside and a fresh one made. A
+    file that cannot be read or written for any other reason (a full disk, an I/O error,
+    a read-only mount, permissions, a lock) is left untouched and the session runs in
+    memory. The returned notice, when not empty, is the one line to show the user; it is
+    only logged at INFO here, so the console shows it once."""
     path = path or default_path()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
     except OSError as exc:
         return Opened(None, f"Conversations will not be saved: cannot create {path.parent} "
                             f"({exc.strerror or exc}).")
     notice = ""
-    problem = _check(path)
-    if problem == "newer":
+    verdict = _check(path)
+    if verdict.kind == "newer":
         return Opened(None, "The conversation database was made by a newer Hanasu; "
                             "this session's conversation will not be saved.")
-    if problem:
-        aside = _move_aside(path)
-        notice = (f"The conversation database was damaged ({problem}); it was moved to "
-                  f"{aside.name} and a new one was started.")
-        log.warning("%s", notice)
+    if verdict.kind == "unusable":
+        log.info("conversation database %s left untouched: %s", path, verdict.detail)
+        return Opened(None, f"Conversations will not be saved this session: {verdict.detail}. "
+                            f"The saved ones in {path} are untouched; restart Hanasu once "
+                            "this is fixed.")
+    if verdict.kind in ("corrupt", "foreign"):
+        what = (f"The conversation database was damaged ({verdict.detail})"
+                if verdict.kind == "corrupt" else
+                f"{path.name} is not a Hanasu database (it holds other tables: "
+                f"{verdict.detail})")
+        try:
+            aside = _move_aside(path, verdict.kind)
+        except OSError as exc:
+            return Opened(None, f"{what}, and it could not be moved aside "
+                                f"({exc.strerror or exc}); conversations will not be saved "
+                                "this session.")
+        notice = f"{what}; it was moved to {aside.name} and a new one was started."
+        log.info("%s", notice)
     try:
+        _make_private(path)
         db = connect(path)
         try:
             migrate(db)
         finally:
             db.close()
-    except sqlite3.Error as exc:
-        reason = "the disk is full" if is_disk_full(exc) else str(exc)
-        log.warning("cannot create the conversation database %s: %s", path, exc)
-        return Opened(None, f"Conversations will not be saved this session: {reason}.")
+    except (sqlite3.Error, OSError) as exc:
+        log.info("cannot create the conversation database %s: %s", path, exc)
+        return Opened(None, f"Conversations will not be saved this session: {reason(exc)}.")
     return Opened(path, notice)
 
 
-def _check(path: Path) -> str:
-    """Empty when ``path`` is absent or healthy; else why not ("newer" for a newer schema)."""
+@dataclass(frozen=True)
+class _Verdict:
+    kind: str = "ok"
+    """"ok", "newer" or "unusable" (left alone), "corrupt" or "foreign" (moved aside)."""
+    detail: str = ""
+
+
+def _check(path: Path) -> _Verdict:
+    """What opening ``path`` found (an absent file is "ok": it is created)."""
     try:
         size = path.stat().st_size
     except FileNotFoundError:
-        return ""
+        return _Verdict()
     except OSError as exc:
-        return f"unreadable: {exc.strerror or exc}"
+        return _Verdict("unusable", f"{path.name} cannot be read ({exc.strerror or exc})")
     if size > MAX_DB_BYTES:
-        return f"{size // 1024**2} MB, far more than any conversation history"
+        return _Verdict("corrupt", f"{size // 1024**2} MB, far more than any conversation "
+                                   "history")
     try:
         db = sqlite3.connect(f"file:{path}?mode=rw", uri=True, timeout=BUSY_TIMEOUT_S)
         try:
             rows = db.execute("PRAGMA quick_check").fetchall()
             if [tuple(r) for r in rows] != [("ok",)]:
-                return f"check failed: {rows[0][0]}"
-            if schema_version(db) > SCHEMA_VERSION:
-                return "newer"
+                return _Verdict("corrupt", f"check failed: {rows[0][0]}")
+            version = schema_version(db)
+            if version > SCHEMA_VERSION:
+                return _Verdict("newer")
+            if version == 0 and _tables(db):
+                return _Verdict("foreign", ", ".join(_tables(db)[:3]))
         finally:
             db.close()
-    except sqlite3.DatabaseError as exc:
-        return str(exc)
-    return ""
+    except sqlite3.Error as exc:
+        if is_corruption(exc):
+            return _Verdict("corrupt", str(exc))
+        return _Verdict("unusable", reason(exc))
+    return _Verdict()
 
 
-def _move_aside(path: Path) -> Path:
+def _make_private(path: Path) -> None:
+    """The database 0600 before SQLite opens it (its ``-wal`` and ``-shm`` take the
+    database's mode), and any that an earlier version left readable by everyone."""
+    create_private_file(path)
+    for suffix in ("-wal", "-shm"):
+        private_file(path.with_name(path.name + suffix))
+
+
+def _tables(db: sqlite3.Connection) -> list[str]:
+    """The file's own tables (not SQLite's internal ones)."""
+    rows = db.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
+                      " AND name NOT LIKE 'sqlite_%' ORDER BY name").fetchall()
+    return [str(r[0]) for r in rows]
+
+
+def _move_aside(path: Path, kind: str = "corrupt") -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    aside = path.with_name(f"{path.name}.{kind}-{stamp}")
     n = 1
     while aside.exists():
         n += 1
-        aside = path.with_name(f"{path.name}.corrupt-{stamp}-{n}")
+        aside = path.with_name(f"{path.name}.{kind}-{stamp}-{n}")
     for suffix in ("", "-wal", "-shm"):
         source = path.with_name(path.name + suffix)
         if source.exists():
-            source.replace(aside.with_name(aside.name + suffix))
+            target = aside.with_name(aside.name + suffix)
+            source.replace(target)
+            private_file(target)
     return aside

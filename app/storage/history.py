@@ -10,6 +10,7 @@ GUI and controller threads read (small indexed queries, a millisecond or two).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sqlite3
@@ -21,7 +22,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from app.storage.database import connect, is_disk_full
+from app.storage.database import connect
+from app.storage.faults import is_disk_full, is_save_fault, reason
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +57,7 @@ class ConversationInfo:
 
 
 class Database:
-    """One connection and its lock; ``write`` reports a full disk once through ``notify``."""
+    """One connection and its lock; ``write`` reports a failing save once through ``notify``."""
 
     def __init__(self, path: Path | None, notify: Callable[[str], None] | None = None) -> None:
         self.path = path
@@ -66,11 +68,16 @@ class Database:
             migrate(self._db)
         self._lock = threading.Lock()
         self._notify = notify or (lambda _message: None)
-        self._full_reported = False
+        self._failing = False
 
     @property
     def persistent(self) -> bool:
         return self.path is not None
+
+    @property
+    def failing(self) -> bool:
+        """The last write failed (and the user was told)."""
+        return self._failing
 
     @contextmanager
     def read(self) -> Iterator[sqlite3.Connection]:
@@ -79,31 +86,45 @@ class Database:
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
-        """One transaction; on a full disk it is rolled back, one line is shown (once
-        until a write succeeds again) and ``DiskFull`` is raised for the caller to drop."""
+        """One transaction. When the disk refuses it (full, read-only, locked past the busy
+        timeout, an I/O error) it is rolled back, one line says why and what to do (once
+        until a write succeeds again) and ``SaveFailed`` is raised for the caller to drop."""
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
+                self._db.execute("BEGIN IMMEDIATE")
                 yield self._db
                 self._db.execute("COMMIT")
             except BaseException as exc:
                 if self._db.in_transaction:
-                    self._db.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.OperationalError) and is_disk_full(exc):
-                    if not self._full_reported:
-                        self._full_reported = True
-                        self._notify("The disk is full: this conversation goes on, but it is "
-                                     "not being saved.")
-                    raise DiskFull(str(exc)) from exc
-                raise
-            self._full_reported = False
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("ROLLBACK")
+                if not is_save_fault(exc):
+                    raise
+                log.info("a save failed: %s", exc)
+                reported = self._failing
+                if not reported:
+                    self._failing = True
+                    self._notify(f"Nothing is being saved: {reason(exc)}. This conversation "
+                                 "goes on.")
+                error = DiskFull if is_disk_full(exc) else SaveFailed
+                raise error(str(exc), reported) from exc
+            self._failing = False
 
     def close(self) -> None:
         with self._lock:
             self._db.close()
 
 
-class DiskFull(RuntimeError):
+class SaveFailed(RuntimeError):
+    """A write was dropped because the disk refused it; the user has been told."""
+
+    def __init__(self, message: str, reported_before: bool = False) -> None:
+        super().__init__(message)
+        self.reported_before = reported_before
+        """The notice went out for an earlier failure (this one was not said again)."""
+
+
+class DiskFull(SaveFailed):
     """A write was dropped because the disk is full (already reported to the user)."""
 
 

@@ -26,9 +26,9 @@ from app.core.metrics import TurnTimeline
 from app.storage.database import Opened
 from app.storage.history import (
     Database,
-    DiskFull,
     Exchange,
     HistoryStore,
+    SaveFailed,
     Timings,
     new_conversation_id,
 )
@@ -115,7 +115,7 @@ class Keeper:
                 if job is None:
                     return
                 job()
-            except DiskFull:
+            except SaveFailed:
                 pass  # reported once by the database; the conversation goes on in memory
             except Exception:
                 log.exception("saving the conversation failed")
@@ -155,17 +155,33 @@ class Keeper:
         return ConversationKey(persona_id, conversation_id)
 
     def delete_conversation(self, persona_id: str, conversation_id: str) -> None:
+        """Delete it; when the disk refuses, the user is told and nothing changes."""
         self.flush()
-        self.history.delete_conversation(conversation_id)
+        try:
+            self.history.delete_conversation(conversation_id)
+        except SaveFailed as exc:
+            self._refused("The conversation was not deleted", exc)
+            return
         if self._current.get(persona_id) == conversation_id:
             self.new_conversation(persona_id)
 
     def forget_everything(self, persona_id: str) -> ConversationKey:
-        """Every conversation and memory of the persona; returns its new, empty conversation."""
+        """Every conversation and memory of the persona; returns its new, empty conversation
+        (or, when the disk refuses, the current one: nothing was forgotten)."""
         self.flush()
-        self.history.forget_persona(persona_id)
+        try:
+            self.history.forget_persona(persona_id)
+        except SaveFailed as exc:
+            self._refused("Nothing was forgotten", exc)
+            return self.resume(persona_id)[0]
         self._current.pop(persona_id, None)
         return self.new_conversation(persona_id)
+
+    def _refused(self, what: str, exc: SaveFailed) -> None:
+        """A user's own request failed: said every time (why, the first time, by the
+        database's own once-only notice)."""
+        log.info("%s: %s", what, exc)
+        self.notify(f"{what}: the conversation database cannot be written right now.")
 
     # ---- pipeline hooks (controller thread) --------------------------------------------------
 

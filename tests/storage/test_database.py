@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from app.storage import database
+from app.storage import database, faults
 from app.storage.database import SCHEMA_VERSION, open_database, schema_version
 from app.storage.history import Database, DiskFull, Exchange, HistoryStore
 from app.storage.keeper import Keeper
@@ -122,8 +122,8 @@ def test_a_full_disk_gives_one_notice_and_the_conversation_goes_on(tmp_path: Pat
 
 
 def test_sqlite_full_error_is_recognised() -> None:
-    assert database.is_disk_full(sqlite3.OperationalError("database or disk is full"))
-    assert not database.is_disk_full(sqlite3.OperationalError("database is locked"))
+    assert faults.is_disk_full(sqlite3.OperationalError("database or disk is full"))
+    assert not faults.is_disk_full(sqlite3.OperationalError("database is locked"))
 
 
 WRITER = textwrap.dedent("""
@@ -162,3 +162,34 @@ def test_kill_9_while_writing_loses_at_most_the_exchange_in_flight(tmp_path: Pat
     saved = [e.user_text for e in HistoryStore(Database(path)).exchanges("c1")]
     assert saved[: last + 1] == [f"question {i}" for i in range(last + 1)]
     assert len(saved) <= last + 2  # the one being written when killed, at most
+
+
+@pytest.mark.parametrize("table", ["notes", "conversations"])
+def test_a_valid_sqlite_file_of_another_program_is_moved_aside(tmp_path: Path, table: str) -> None:
+    path = tmp_path / "hanasu.db"
+    other = sqlite3.connect(path)
+    other.execute(f"CREATE TABLE {table} (id INTEGER PRIMARY KEY, body TEXT)")
+    other.execute(f"INSERT INTO {table}(body) VALUES ('theirs')")
+    other.commit()
+    other.close()
+    opened = open_database(path)
+    assert opened.path == path
+    assert "not a Hanasu database" in opened.notice and table in opened.notice
+    [aside] = [p for p in tmp_path.iterdir() if ".foreign-" in p.name]
+    assert opened.notice.count(aside.name) == 1
+    kept = sqlite3.connect(aside)
+    assert kept.execute(f"SELECT body FROM {table}").fetchall() == [("theirs",)]
+    kept.close()
+    keeper = Keeper(opened)
+    keeper.history.add_exchange("hana", "c1", Exchange("saved", "now", committed_at=1.0))
+    assert [e.user_text for e in keeper.history.exchanges("c1")] == ["saved"]
+    keeper.close()
+    assert open_database(path).notice == ""  # ours from now on
+
+
+def test_an_empty_file_is_a_new_database_not_a_foreign_one(tmp_path: Path) -> None:
+    path = tmp_path / "hanasu.db"
+    path.write_bytes(b"")
+    opened = open_database(path)
+    assert opened.path == path and opened.notice == ""
+    assert [p.name for p in tmp_path.iterdir()] == ["hanasu.db"]
