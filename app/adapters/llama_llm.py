@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from app.adapters.errors import EngineLoadError, first_line
+from app.adapters.template_guard import MarkerGuard, model_markers
 from app.core.ports import ChatMessage, PromptStats
 from app.gpu import first_gpu
 
@@ -266,6 +267,7 @@ class LlamaLanguageModel:
         self._formatter: Any = Jinja2ChatFormatter(
             template=template, eos_token=self._eos_text, bos_token=self._bos_text
         )
+        self._guard = MarkerGuard([*model_markers(model), self._eos_text, self._bos_text])
         stops = [self._eos_text]
         if self.architecture in _GEMMA_ARCHES:
             stops.extend(_GEMMA_STOPS)
@@ -325,9 +327,10 @@ class LlamaLanguageModel:
     # ---- prompt -------------------------------------------------------------------------
 
     def render(self, messages: Sequence[ChatMessage], add_generation_prompt: bool = True) -> str:
-        """The prompt text exactly as the model's own chat template writes it."""
+        """The prompt text exactly as the model's own chat template writes it, each
+        message's content with the model's control tokens neutralized (template_guard)."""
         self._formatter.add_generation_prompt = add_generation_prompt
-        chat = [{"role": m.role, "content": m.content} for m in messages]
+        chat = [{"role": m.role, "content": self._guard(m.content)} for m in messages]
         result = self._formatter(messages=chat)
         return str(result.prompt)
 

@@ -37,9 +37,13 @@ import httpx
 from app.adapters.errors import EngineLoadError, first_line
 from app.adapters.llama_llm import _StopFilter, _ThoughtFilter
 from app.adapters.sse import TooLong, capped_body, capped_lines
+from app.adapters.template_guard import KNOWN_MARKERS, MarkerGuard
 from app.core.ports import ChatMessage, PromptStats
 
 log = logging.getLogger(__name__)
+_GUARD = MarkerGuard(KNOWN_MARKERS)
+"""A server renders its own template and may parse markers in content (llama-server does),
+and we cannot read its vocabulary: the markers of the common templates are neutralized."""
 
 END_MARKERS = ("<end_of_turn>", "<turn|>", "<|im_end|>", "<|eot_id|>", "<|end|>")
 """End-of-turn markers a server may leak as text (Gemma 3/4, ChatML, Llama 3, Phi)."""
@@ -249,7 +253,7 @@ class OpenAILanguageModel:
     ) -> dict[str, Any]:
         body: dict[str, Any] = {
             "model": self._model_name(),
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": [{"role": m.role, "content": _GUARD(m.content)} for m in messages],
             "stream": stream,
             "max_tokens": max_tokens,
             **self._sampling,
