@@ -4,6 +4,7 @@ hanasu                      open the desktop app
 hanasu run --input ...      headless: audio file in, speaker track out
 hanasu bench ...            latency benchmark over many WAVs
 hanasu models list|download|verify
+hanasu doctor               a report of this machine and install, to paste into an issue
 hanasu personas list|import FILE|export ID FILE|validate FILE
 """
 
@@ -56,6 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_arguments(sub.add_parser("bench", help="measure voice-to-voice latency"))
     sub.add_parser("models", help="list, download or verify models", add_help=False)
     sub.add_parser("personas", help="list, import, export or validate personas", add_help=False)
+    sub.add_parser("doctor", help="report this machine and install (no network)", add_help=False)
     return parser
 
 
@@ -78,6 +80,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.models.cli import main as models_main
 
         return models_main(argv[1:])
+    if argv and argv[0] == "doctor":
+        from app.cli.doctor import main as doctor_main
+
+        return doctor_main(argv[1:])
     if argv[:1] == ["bench"] and len(argv) > 1:
         from app.cli.bench_commands import run_subcommand
 
