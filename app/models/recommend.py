@@ -20,6 +20,8 @@ class MachineAdvice:
 
     facts: MachineFacts
     recommendation: Recommendation
+    present: frozenset[str] = frozenset()
+    """"role.variant" of the downloadable models already on disk."""
 
 
 def present_models(catalog: Catalog) -> set[str]:
@@ -33,4 +35,5 @@ def advise(catalog: Catalog | None = None, probe: MachineProbe | None = None) ->
     """Measure the machine (`probe`, default the real one) and choose its tier."""
     catalog = catalog or load_catalog()
     facts = measure(probe or SystemProbe(), search_dirs()[-1][1])
-    return MachineAdvice(facts, choose(catalog, facts, present_models(catalog)))
+    present = frozenset(present_models(catalog))
+    return MachineAdvice(facts, choose(catalog, facts, present), present)

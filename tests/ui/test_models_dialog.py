@@ -23,7 +23,8 @@ def _llm() -> ModelEntry:
 def test_download_progress_and_cancel(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
     halfway = threading.Event()
 
-    def fake_download(entry: ModelEntry, cancel: threading.Event, report: Report) -> Path:
+    def fake_download(entry: ModelEntry, cancel: threading.Event, report: Report,
+                      endpoint: str | None = None) -> Path:
         report((50, 100))
         halfway.set()
         cancel.wait(10)
