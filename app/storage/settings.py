@@ -86,6 +86,8 @@ class Settings(BaseModel):
     """The model tier picked in the Models dialog; None follows the recommendation."""
     model_endpoint: str | None = None
     """A Hugging Face mirror for downloads; None uses ``HF_ENDPOINT``, else the hub."""
+    welcomed: bool = False
+    """The first-run welcome page was shown (it is shown once, on the very first launch)."""
 
     def replace(self, **changes: Any) -> Settings:
         """A validated copy with ``changes`` applied (raises pydantic's ValidationError)."""
