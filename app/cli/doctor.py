@@ -16,10 +16,11 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from app.gpu import driver_version
 from app.models.catalog import ROLES, Catalog, ModelEntry, load_catalog
 from app.models.errors import ModelError
 from app.models.hashing import stamp_matches
-from app.models.machine import MachineFacts, MachineProbe, SystemProbe, nvidia_driver
+from app.models.machine import MachineFacts, MachineProbe, SystemProbe
 from app.models.recommend import advise
 from app.models.resolve import is_present, search_dirs
 from app.models.tiers import GIB
@@ -151,7 +152,7 @@ def report(out: TextIO, probe: MachineProbe | None = None, *, hash_models: bool 
         f", {human(gpu.free_bytes)} free" if gpu.free_bytes is not None else "")
         if gpu else "none found (no nvidia-smi, or it sees no GPU)")
     if gpu is not None:
-        rep.line("driver", nvidia_driver() or "unknown")
+        rep.line("driver", driver_version() or "unknown")
     llama = facts.llama
     rep.line("llama-cpp-python", f"{llama.version or 'not installed'}, {llama.kind} build, "
              f"GPU offload {'yes' if llama.gpu_offload else 'no'}")

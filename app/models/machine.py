@@ -125,22 +125,6 @@ class SystemProbe:
             return None
 
 
-def nvidia_driver(timeout_s: float = 3.0) -> str | None:
-    """The NVIDIA driver version `nvidia-smi` reports, or None."""
-    import subprocess
-
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return None
-    try:
-        out = subprocess.run([exe, "--query-gpu=driver_version", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=timeout_s, check=True).stdout
-    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
-        return None
-    lines = out.strip().splitlines()
-    return lines[0].strip() if lines and lines[0].strip() else None
-
-
 def llama_build() -> LlamaBuild:
     """Which llama-cpp-python is installed and what it was built for (imports it: slow)."""
     try:
