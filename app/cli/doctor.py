@@ -26,6 +26,7 @@ from app.models.resolve import is_present, search_dirs
 from app.models.tiers import GIB
 from app.models.units import human
 from app.models.verify import entry_location, verify
+from app.paths import repo_root
 
 
 def _home(path: Path | str) -> str:
@@ -35,10 +36,18 @@ def _home(path: Path | str) -> str:
 
 
 def app_version() -> str:
+    """The installed version, or the checkout's pyproject version (a clean clone)."""
     try:
         return importlib.metadata.version("hanasu")
     except importlib.metadata.PackageNotFoundError:
-        return "unknown (not installed as a package)"
+        pass
+    import tomllib
+
+    try:
+        with (repo_root() / "pyproject.toml").open("rb") as fh:
+            return f"{tomllib.load(fh)['project']['version']} (checkout, not installed)"
+    except (OSError, KeyError, TypeError, tomllib.TOMLDecodeError):
+        return "unknown"
 
 
 class _Report:

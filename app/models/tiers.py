@@ -20,6 +20,8 @@ DISK_MARGIN_BYTES = 1 << 30
 """Left free after a download, so the disk is not filled to the last byte."""
 CUDA_FIX = ('reinstall it with CUDA: CMAKE_ARGS="-DGGML_CUDA=on" '
             "pip install --force-reinstall --no-cache-dir llama-cpp-python")
+METAL_FIX = ('reinstall it with Metal: CMAKE_ARGS="-DGGML_METAL=on" '
+             "pip install --force-reinstall --no-cache-dir llama-cpp-python")
 _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "GeForce ")
 
 
@@ -103,6 +105,10 @@ def _warnings(facts: MachineFacts) -> tuple[str, ...]:
     elif facts.gpu is not None and not facts.llama.gpu_offload:
         out.append(f"the installed llama-cpp-python {facts.llama.version} is a CPU-only build, "
                    f"so the {gpu_label(facts)} is not used; {CUDA_FIX}")
+    elif (facts.system.startswith("Darwin") and "arm64" in facts.system
+          and not facts.llama.gpu_offload):
+        out.append(f"the installed llama-cpp-python {facts.llama.version} is a CPU-only build, "
+                   f"so the Apple GPU is not used; {METAL_FIX}")
     if facts.ram_bytes is None:
         out.append("the amount of RAM could not be read; recommending small models")
     return tuple(out)

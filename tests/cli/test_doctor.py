@@ -119,3 +119,16 @@ def test_a_damaged_download_is_reported(private_dirs: Path, no_sockets: list[str
 def test_unknown_option_is_refused_in_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert doctor.main(["--bogus"]) == 2
     assert "unrecognized arguments" in capsys.readouterr().err
+
+
+def test_a_clean_clone_reports_the_checkout_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.metadata
+    import tomllib
+
+    def not_installed(name: str) -> str:
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    with (repo_root() / "pyproject.toml").open("rb") as fh:
+        version = tomllib.load(fh)["project"]["version"]
+    assert doctor.app_version() == f"{version} (checkout, not installed)"

@@ -11,7 +11,7 @@ from app.gpu import Gpu
 from app.models.catalog import default_manifest_path, load_catalog, parse_catalog
 from app.models.errors import ModelError
 from app.models.machine import LlamaBuild, measure
-from app.models.tiers import CUDA_FIX, choose, machine_label
+from app.models.tiers import CUDA_FIX, METAL_FIX, choose, machine_label
 from app.storage.safe_read import load_toml
 
 GIB = 1 << 30
@@ -31,9 +31,10 @@ class FakeProbe:
     ram: int | None = 16 * GIB
     cores_: int = 8
     disk: int | None = 500 * GIB
+    system_: str = "Simulated 1.0"
 
     def system(self) -> str:
-        return "Simulated 1.0"
+        return self.system_
 
     def gpu(self) -> Gpu | None:
         return self.gpu_
@@ -115,6 +116,17 @@ def test_a_gpu_the_binding_cannot_use_is_said_with_the_fix() -> None:
     assert rec.reason.startswith("31 GB RAM, 16 cores (RTX 3060 12 GB unused): ")
     assert len(rec.warnings) == 1 and "CPU-only build" in rec.warnings[0]
     assert CUDA_FIX in rec.warnings[0]
+
+
+def test_a_mac_with_a_cpu_only_binding_is_told_the_metal_fix() -> None:
+    probe = FakeProbe(None, CPU, 16 * GIB, 8)
+    probe.system_ = "Darwin 24.1.0 (arm64)"
+    rec = choose(load_catalog(), measure(probe, Path("/m")))
+    assert rec.tier.name == "cpu-medium"
+    assert len(rec.warnings) == 1 and METAL_FIX in rec.warnings[0]
+    intel = FakeProbe(None, CPU, 16 * GIB, 8)
+    intel.system_ = "Darwin 24.1.0 (x86_64)"
+    assert choose(load_catalog(), measure(intel, Path("/m"))).warnings == ()
 
 
 def test_machine_labels() -> None:
