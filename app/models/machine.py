@@ -147,8 +147,9 @@ def llama_build() -> LlamaBuild:
     else:
         if offload:  # a static build: the backend is not a separate library
             kind = "Metal" if sys.platform == "darwin" else "CUDA"
-    # llama-cpp-python (0.3.x) declares `tensor_buft_overrides` but leaves it unused, and the
-    # app's LLM adapter places whole layers only: experts cannot be kept on the CPU yet.
+    # llama-cpp-python (0.3.x) declares `tensor_buft_overrides` but leaves it unused;
+    # app/cli/tensor_overrides.py fills it in (bench gpu --experts-on-cpu), but the app's LLM
+    # adapter places whole layers only, so the app cannot run that tier yet.
     return LlamaBuild(version, kind, offload, experts_offload=False)
 
 
