@@ -4,6 +4,7 @@ hanasu                      open the desktop app
 hanasu run --input ...      headless: audio file in, speaker track out
 hanasu bench ...            benchmarks (source checkout only: the bench/ package)
 hanasu models list|download|verify
+hanasu doctor               a report of this machine and install, to paste into an issue
 hanasu personas list|import FILE|export ID FILE|validate FILE
 """
 
@@ -86,6 +87,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         commands.register(bench_parser, list(argv[1:]) if argv[:1] == ["bench"] else [])
     sub.add_parser("models", help="list, download or verify models", add_help=False)
     sub.add_parser("personas", help="list, import, export or validate personas", add_help=False)
+    sub.add_parser("doctor", help="report this machine and install (no network)", add_help=False)
     return parser
 
 
@@ -108,6 +110,10 @@ def main(argv: list[str] | None = None) -> int:
         from app.models.cli import main as models_main
 
         return models_main(argv[1:])
+    if argv and argv[0] == "doctor":
+        from app.cli.doctor import main as doctor_main
+
+        return doctor_main(argv[1:])
     if argv[:1] == ["bench"] and bench_commands() is None:
         print(f"hanasu: {BENCH_MISSING}", file=sys.stderr)
         return 2

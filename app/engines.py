@@ -54,6 +54,21 @@ class EngineChoice:
     llm_api_key: str | None = field(default=None, repr=False)
     tts_voice: str | None = None
     tts_speed: float = 1.0
+    tier: str | None = None
+    """The model tier the user picked (Models dialog); its models load first when present."""
+
+    def variant(self, role: str) -> str | None:
+        """The chosen tier's manifest variant for ``role``, or None (no choice, or unknown)."""
+        if self.tier is None:
+            return None
+        from app.models.catalog import load_catalog
+        from app.models.errors import ModelError
+
+        try:
+            tier = load_catalog().tiers.get(self.tier)
+        except ModelError:
+            return None
+        return getattr(tier, role, None) if tier is not None else None
 
     @classmethod
     def from_settings(cls, settings: Settings, fake: bool = False) -> EngineChoice:
@@ -77,6 +92,7 @@ class EngineChoice:
             llm_api_key=settings.llm_api_key,
             tts_voice=settings.tts_voice,
             tts_speed=settings.tts_speed,
+            tier=settings.model_tier,
         )
 
 
@@ -125,7 +141,7 @@ def build_engines(
     vad_model = resolve("vad")
     vad = _repairable(vad_model, lambda: SileroVad(vad_model.path))
     loading("asr", "Loading speech recognizer")
-    asr_model = resolve("asr", explicit=choice.asr)
+    asr_model = resolve("asr", explicit=choice.asr, variant=choice.variant("asr"))
     asr = LanguageAwareRecognizer(  # English as before; ja/zh load a multilingual model
         _repairable(asr_model, lambda: WhisperRecognizer(asr_model.path)),
         load_multilingual_whisper,
@@ -136,7 +152,7 @@ def build_engines(
     if choice.llm_url is not None:
         llm = _server_llm(choice)
     else:
-        llm_model = resolve("llm", explicit=choice.llm)
+        llm_model = resolve("llm", explicit=choice.llm, variant=choice.variant("llm"))
         llm = _repairable(
             llm_model, lambda: LlamaLanguageModel(
                 llm_model.path, n_gpu_layers=choice.n_gpu_layers, n_threads=choice.llm_threads)
@@ -209,7 +225,7 @@ def _english_voice(
         return _synthesizer(explicit.path, choice), ()
     model: ResolvedModel | None = None
     try:
-        model = resolve("tts")
+        model = resolve("tts", variant=choice.variant("tts"))
         return _synthesizer(model.path, choice), ()
     except (EngineLoadError, ModelError) as exc:
         from app.adapters.espeak_tts import EspeakSynthesizer

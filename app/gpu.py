@@ -69,3 +69,22 @@ def first_gpu(timeout_s: float = TIMEOUT_S) -> Gpu | None:
     """The first NVIDIA GPU (the one llama.cpp fills first), or None."""
     gpus = nvidia_gpus(timeout_s)
     return gpus[0] if gpus else None
+
+
+def driver_version(timeout_s: float = TIMEOUT_S) -> str | None:
+    """The NVIDIA driver version (for `hanasu doctor`), or None; never raises."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run(
+            [exe, "--query-gpu=driver_version", "--format=csv,noheader"],
+            capture_output=True,
+            text=True,
+            timeout=timeout_s,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError, UnicodeDecodeError):
+        return None
+    first = out.strip().splitlines()[0].strip() if out.strip() else ""
+    return first or None

@@ -54,12 +54,12 @@ def downloads_requested(argv: list[str]) -> bool:
     """Whether this command line may download models at the user's request.
 
     ``hanasu models download ...`` does; so does the desktop app (its model dialog has a
-    Download button). ``run``, ``bench``, ``--self-test`` and ``models list|verify`` never
-    download, so the hub is switched off for them.
+    Download button). ``run``, ``bench``, ``doctor``, ``--self-test`` and
+    ``models list|verify`` never download, so the hub is switched off for them.
     """
     words = [a for a in argv if not a.startswith("-")]
     if words[:2] == ["models", "download"]:
         return True
-    if words and words[0] in ("run", "bench", "models"):
+    if words and words[0] in ("run", "bench", "models", "doctor"):
         return False
     return "--self-test" not in argv

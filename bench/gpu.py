@@ -9,7 +9,9 @@ GGUF (``--gguf``), then measures through llama.cpp, with the app's own settings:
 - decode speed as ``(tokens - 1) / (t_last - t_first)``, and tokens per streamed chunk;
 - memory: GPU memory (nvidia-smi) and process RSS after loading, and the KV cache size;
 - ``swa_full`` on (the app's setting: prefix reuse needs it) vs off;
-- ``n_gpu_layers`` as the app chooses it vs all layers (on a GPU build).
+- ``n_gpu_layers`` as the app chooses it vs all layers (on a GPU build);
+- ``--experts-on-cpu``: all layers on the GPU but the MoE experts in system RAM (llama.cpp's
+  tensor overrides, ``-ot exps=CPU``), the 8-16 GB GPU tier.
 
 Random weights say nothing about quality: the report says so; the speed is honest
 because llama.cpp does the same arithmetic whatever the numbers are.
@@ -18,6 +20,7 @@ because llama.cpp does the same arithmetic whatever the numbers are.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -52,6 +55,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--cache", type=Path, help="folder for the random GGUF")
     parser.add_argument("--json", type=Path, help="write the report here")
+    parser.add_argument(
+        "--experts-on-cpu", action="store_true",
+        help="also measure the experts in system RAM, the rest on the GPU (8-16 GB GPU tier)")
 
 
 def model_path(args: argparse.Namespace) -> tuple[Path, gemma4_gguf.Gemma4Shapes | None]:
@@ -118,25 +124,30 @@ def timed_decode(llm: Any, tokens: list[int], count: int) -> dict[str, Any]:
 
 
 def measure(
-    path: Path, args: argparse.Namespace, layers: int, swa_full: bool, prefixes: list[int]
+    path: Path, args: argparse.Namespace, layers: int, swa_full: bool, prefixes: list[int],
+    experts_on_cpu: bool = False,
 ) -> dict[str, Any]:
     """One model load (these settings), then cold and warm TTFT per prefix length."""
     import llama_cpp
 
+    from bench.tensor_overrides import tensors_on_cpu
+
     before_gpu = gpu_memory_mib()
     started = time.perf_counter()
-    llm: Any = llama_cpp.Llama(
-        os.fspath(path),
-        n_gpu_layers=layers,
-        n_ctx=args.n_ctx,
-        n_threads=args.threads,
-        swa_full=swa_full,
-        verbose=False,
-    )
+    with tensors_on_cpu() if experts_on_cpu else contextlib.nullcontext():
+        llm: Any = llama_cpp.Llama(
+            os.fspath(path),
+            n_gpu_layers=layers,
+            n_ctx=args.n_ctx,
+            n_threads=args.threads,
+            swa_full=swa_full,
+            verbose=False,
+        )
     load_s = time.perf_counter() - started
     after_gpu = gpu_memory_mib()
     result: dict[str, Any] = {
         "n_gpu_layers": layers,
+        "experts_on_cpu": experts_on_cpu,
         "swa_full": swa_full,
         "load_s": load_s,
         "rss_mib": rss_mib(),
@@ -213,9 +224,12 @@ def main(args: argparse.Namespace) -> int:
             for on in (True, False)
         }
     print(f"{path} ({report['model_gib']:.2f} GiB); {report['note']}", flush=True)
-    for label, layers in layer_choices(path).items():
+    choices = layer_choices(path)
+    if args.experts_on_cpu:
+        choices["experts_cpu"] = -1 if report["gpu_build"] else 0
+    for label, layers in choices.items():
         for swa_full in (True, False):
-            run = measure(path, args, layers, swa_full, prefixes)
+            run = measure(path, args, layers, swa_full, prefixes, label == "experts_cpu")
             run["layers_choice"] = label
             report["runs"].append(run)
     print(json.dumps(summary(report), indent=2))

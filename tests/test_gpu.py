@@ -100,3 +100,16 @@ def test_llm_loader_and_bench_read_the_same_probe(
     assert free_vram_bytes() is None
     assert gpu_memory_mib() is None
     assert ", no GPU, " in machine_name()
+
+
+def test_driver_version(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    args = _fake_smi(tmp_path, monkeypatch, 'echo "550.54.14"\necho "550.54.14"')
+    assert gpu.driver_version() == "550.54.14"
+    assert "--query-gpu=driver_version" in args.read_text()
+
+
+def test_driver_version_unknown(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_smi(tmp_path, monkeypatch, "exit 0")
+    assert gpu.driver_version() is None
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))
+    assert gpu.driver_version() is None

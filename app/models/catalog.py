@@ -67,6 +67,10 @@ class ModelEntry(BaseModel):
     main: str
     licence: str = ""
     files: tuple[ModelFile, ...] = Field(min_length=1)
+    approx_size_gb: float | None = Field(default=None, gt=0)
+    """What to expect when the files' sizes are not pinned (the hub tells the real ones)."""
+    multilingual: bool = True
+    """False for English-only speech models (Whisper *.en)."""
 
     @model_validator(mode="after")
     def _source_fields(self) -> ModelEntry:
@@ -96,6 +100,14 @@ class ModelEntry(BaseModel):
         return None if any(s is None for s in sizes) else sum(s for s in sizes if s is not None)
 
     @property
+    def expected_size(self) -> int:
+        """The download size to plan for: the pinned sizes, else the manifest's estimate."""
+        total = self.total_size
+        if total is not None:
+            return total
+        return max(self.known_size, int((self.approx_size_gb or 0.0) * 1e9))
+
+    @property
     def known_size(self) -> int:
         """Sum of the sizes the manifest knows (a lower bound when some are missing)."""
         return sum(f.size or 0 for f in self.files)
@@ -113,13 +125,40 @@ class ModelEntry(BaseModel):
         raise ModelError(f"{self.role} model {self.variant!r} is not downloadable")
 
 
+Placement = Literal["gpu", "experts-cpu", "cpu"]
+TIER_ROLES: tuple[Role, ...] = ("llm", "asr", "tts")
+
+
+class Tier(BaseModel):
+    """One kind of machine and the models it runs best (the `[tiers.NAME]` tables).
+
+    The `min_*` fields are what the machine needs; `first_word_s` is the reply time to
+    expect (an estimate until `hanasu bench` has measured it on such a machine).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    title: str
+    llm: str
+    asr: str
+    tts: str
+    placement: Placement
+    min_vram_gb: float = Field(default=0.0, ge=0)
+    min_ram_gb: float = Field(default=0.0, ge=0)
+    min_cores: int = Field(default=1, ge=1)
+    first_word_s: float = Field(gt=0)
+
+
 class Catalog(BaseModel):
-    """All entries, by role and then by variant, in manifest order."""
+    """All entries, by role and then by variant, in manifest order; then the tiers, best
+    first."""
 
     model_config = ConfigDict(frozen=True)
 
     schema_version: int = 1
     roles: dict[Role, dict[str, ModelEntry]]
+    tiers: dict[str, Tier] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _every_role_embedded(self) -> Catalog:
@@ -127,6 +166,27 @@ class Catalog(BaseModel):
             if EMBEDDED not in self.roles.get(role, {}):
                 raise ValueError(f"role {role!r} has no embedded entry")
         return self
+
+    @model_validator(mode="after")
+    def _tiers_name_known_models(self) -> Catalog:
+        for tier in self.tiers.values():
+            for role in TIER_ROLES:
+                variant = getattr(tier, role)
+                if variant not in self.roles.get(role, {}):
+                    raise ValueError(f"tier {tier.name!r}: no {role} model {variant!r}")
+            asr = self.roles["asr"][tier.asr]
+            # Japanese and Mandarin personas need a multilingual recognizer in every tier;
+            # the embedded tiny.en is the exception the app handles (it switches those
+            # personas to the embedded multilingual base, app/models/multilingual_whisper.py).
+            if not asr.multilingual and asr.downloadable:
+                raise ValueError(f"tier {tier.name!r}: {asr.title} is English-only")
+        if self.tiers and list(self.tiers.values())[-1].llm != EMBEDDED:
+            raise ValueError("the last tier must be the embedded fallback")
+        return self
+
+    def tier_entries(self, tier: Tier) -> list[ModelEntry]:
+        """The llm, asr and tts entries a tier uses."""
+        return [self.roles[role][getattr(tier, role)] for role in TIER_ROLES]
 
     def entry(self, role: Role, variant: str = PRODUCTION) -> ModelEntry:
         """One entry; ModelError names the known variants when it is absent."""
@@ -160,8 +220,11 @@ def parse_catalog(data: dict[str, Any]) -> Catalog:
     """Build a Catalog from the manifest's TOML tables."""
     roles: dict[str, dict[str, Any]] = {}
     schema_version = data.get("schema_version", 1)
+    tiers = data.get("tiers", {})
+    if not isinstance(tiers, dict) or not all(isinstance(t, dict) for t in tiers.values()):
+        raise ModelError("model manifest: [tiers] must be a table of tables")
     for role, variants in data.items():
-        if role == "schema_version":
+        if role in ("schema_version", "tiers"):
             continue
         if not isinstance(variants, dict):
             raise ModelError(f"model manifest: [{role}] must be a table of variants")
@@ -172,7 +235,11 @@ def parse_catalog(data: dict[str, Any]) -> Catalog:
             name: {**fields, "role": role, "variant": name} for name, fields in variants.items()
         }
     try:
-        return Catalog.model_validate({"schema_version": schema_version, "roles": roles})
+        return Catalog.model_validate({
+            "schema_version": schema_version,
+            "roles": roles,
+            "tiers": {name: {**fields, "name": name} for name, fields in tiers.items()},
+        })
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])

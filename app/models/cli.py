@@ -16,6 +16,7 @@ from typing import TextIO, cast
 from app.models.catalog import PRODUCTION, ROLES, Catalog, ModelEntry, Role, load_catalog
 from app.models.checks import download_hint, label
 from app.models.download import download
+from app.models.endpoint import hub_endpoint
 from app.models.errors import DownloadCancelled, ModelError
 from app.models.hashing import stamp_matches
 from app.models.resolve import is_present, resolve, search_dirs
@@ -35,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     dl.add_argument("--variant", default=PRODUCTION, help="manifest variant (default: production)")
     dl.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     dl.add_argument("--dir", type=Path, default=None, help="models folder (default: user data)")
+    dl.add_argument("--endpoint", metavar="URL", default=None,
+                    help="download Hugging Face models from this mirror (default: $HF_ENDPOINT,"
+                    " else huggingface.co)")
     vf = sub.add_parser("verify", help="hash present models and compare with their sha256")
     vf.add_argument("role", nargs="?", choices=ROLES)
     return parser
@@ -55,7 +59,7 @@ def cmd_list(catalog: Catalog, out: TextIO) -> int:
             out.write("     production: the embedded model (nothing to download)\n")
         for entry in entries:
             st = entry_status(entry)
-            size = human(entry.known_size)
+            size = human(entry.expected_size)
             line = f"     {entry.variant}: {entry.title} — {st.state} ({size})"
             if st.state == "present":
                 line += f" in {st.root}"
@@ -97,7 +101,7 @@ class _ProgressLine:
 def _consent(entry: ModelEntry, target: Path, assume_yes: bool) -> bool:
     if assume_yes:
         return True
-    question = f"Download {human(entry.known_size)} to {target}? [y/N] "
+    question = f"Download {human(entry.expected_size)} to {target}? [y/N] "
     if not sys.stdin.isatty():
         raise ModelError(f"{question.split('?')[0]} needs confirmation: run again with --yes")
     return input(question).strip().lower() in ("y", "yes")
@@ -109,13 +113,17 @@ def cmd_download(catalog: Catalog, args: argparse.Namespace, out: TextIO) -> int
     if not entry.downloadable:
         raise ModelError(f"the {label(entry.role)} model {entry.variant!r} ships with the app")
     base = args.dir if args.dir is not None else search_dirs()[-1][1]
+    endpoint = hub_endpoint(args.endpoint) if entry.source == "hf" else None
     if not _consent(entry, base, args.yes):
         out.write("Not downloaded.\n")
         return 1
+    if endpoint is not None:
+        out.write(f"Downloading from the mirror {endpoint}\n")
     progress = _ProgressLine(out)
     cancel = threading.Event()
     try:
-        path = download(entry, dest_dir=base, progress=progress, cancel=cancel)
+        path = download(entry, dest_dir=base, progress=progress, cancel=cancel,
+                        endpoint=endpoint)
     except KeyboardInterrupt:
         cancel.set()
         progress.finish()

@@ -10,6 +10,7 @@ server); a file without one is refused, never downloaded unchecked.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
 import logging
@@ -19,7 +20,7 @@ import threading
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -281,11 +282,32 @@ def download(
     cancel: finished files are skipped and the current one resumes from its .part file.
     """
     root = entry_root(entry, dest_dir if dest_dir is not None else user_models_dir())
-    files = plan(entry, root, endpoint=endpoint, metadata=metadata)
-    if files:
-        check_disk_space(files, root)
-        root.mkdir(parents=True, exist_ok=True)
-        tracker = _Progress(files, progress)
-        for pf in files:
-            fetch_file(pf, tracker, cancel=cancel, retries=retries, timeout=timeout)
+    with _only_download_of(root, entry):
+        files = plan(entry, root, endpoint=endpoint, metadata=metadata)
+        if files:
+            check_disk_space(files, root)
+            root.mkdir(parents=True, exist_ok=True)
+            tracker = _Progress(files, progress)
+            for pf in files:
+                fetch_file(pf, tracker, cancel=cancel, retries=retries, timeout=timeout)
     return root / entry.main
+
+
+_ACTIVE: set[Path] = set()
+_ACTIVE_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _only_download_of(root: Path, entry: ModelEntry) -> Iterator[None]:
+    """Two downloads of one model (the welcome page and the Models dialog, say) would append
+    to the same .part file; the second is refused in one line instead."""
+    key = root.resolve()
+    with _ACTIVE_LOCK:
+        if key in _ACTIVE:
+            raise ModelError(f"{entry.title} is already downloading")
+        _ACTIVE.add(key)
+    try:
+        yield
+    finally:
+        with _ACTIVE_LOCK:
+            _ACTIVE.discard(key)

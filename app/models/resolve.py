@@ -79,27 +79,36 @@ def resolve(
     models_dir: Path | None = None,
     data_dir: Path | None = None,
     verify_hashes: bool = True,
+    variant: str | None = None,
 ) -> ResolvedModel:
     """Return the model `role` should load, or raise ModelError with a one-line reason.
 
     prefer="production" refuses the embedded fallback; prefer="embedded" skips downloaded models.
     `models_dir` / `data_dir` override the searched folders (tests, settings). A downloaded
     model is hashed before its first use (``verify_hashes``; listings turn it off).
+    `variant` (the user's chosen tier's model for this role) is tried first when present;
+    "embedded" means the embedded model even when bigger ones are downloaded.
     """
     if explicit is not None:
         path = explicit.expanduser()
         return ResolvedModel(role, path, "explicit", None, check_explicit(path, role))
     catalog = catalog or load_catalog()
+    if variant == EMBEDDED and prefer is None:
+        prefer = "embedded"
     if prefer != "embedded":
-        for kind, base in search_dirs(models_dir, data_dir):
-            for entry in catalog.downloadable(role):
-                if is_present(entry, base):
-                    root = entry_root(entry, base)
-                    size = check_entry(entry, root)
-                    if verify_hashes:
-                        check_hashes(entry, root)
-                    log.info("%s model: %s (%s)", role, root / entry.main, kind)
-                    return ResolvedModel(role, root / entry.main, kind, entry, size)
+        dirs = search_dirs(models_dir, data_dir)
+        entries = catalog.downloadable(role)
+        # the chosen variant in any folder first, then every variant, folder by folder
+        order = [(kind, base, e) for e in entries if e.variant == variant for kind, base in dirs]
+        order += [(kind, base, e) for kind, base in dirs for e in entries]
+        for kind, base, entry in order:
+            if is_present(entry, base):
+                root = entry_root(entry, base)
+                size = check_entry(entry, root)
+                if verify_hashes:
+                    check_hashes(entry, root)
+                log.info("%s model: %s (%s)", role, root / entry.main, kind)
+                return ResolvedModel(role, root / entry.main, kind, entry, size)
         if prefer == "production":
             if not catalog.downloadable(role):
                 raise ModelError(f"there is no production {label(role)} model to download")

@@ -82,6 +82,12 @@ class Settings(BaseModel):
     memory_extraction: bool | None = None
     """Let the language model note facts about the user after each exchange, while the
     app is idle. None: on, except with the tiny embedded model (its notes are junk)."""
+    model_tier: str | None = None
+    """The model tier picked in the Models dialog; None follows the recommendation."""
+    model_endpoint: str | None = None
+    """A Hugging Face mirror for downloads; None uses ``HF_ENDPOINT``, else the hub."""
+    welcomed: bool = False
+    """The first-run welcome page was shown (it is shown once, on the very first launch)."""
 
     def replace(self, **changes: Any) -> Settings:
         """A validated copy with ``changes`` applied (raises pydantic's ValidationError)."""

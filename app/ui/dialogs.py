@@ -41,6 +41,7 @@ class DialogLauncher(QObject):
 
     def open_models(self) -> None:
         if self._models is None or not self._models.isVisible():
-            self._models = ModelsDialog(self._window)
+            self._models = ModelsDialog(self._window, settings=self._window.settings,
+                                        on_settings=self._window.store_settings)
         self._models.show()
         self._models.raise_()

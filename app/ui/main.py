@@ -24,7 +24,12 @@ from app.core.events import AssistantState
 from app.personas.loader import load_persona_library
 from app.storage.database import open_database
 from app.storage.keeper import Keeper
-from app.storage.settings import Settings, load_settings_with_notice, save_settings
+from app.storage.settings import (
+    Settings,
+    load_settings_with_notice,
+    save_settings,
+    settings_path,
+)
 from app.ui.gc_freeze import freeze_startup_objects
 from app.ui.notices import Notice
 from app.ui.serial_paint import paint_serially
@@ -88,6 +93,7 @@ def run_app(fake_engines: bool = False) -> int:
     app.setApplicationName("Hanasu")
     app.setApplicationDisplayName("Hanasu")
     apply_theme(app)
+    had_settings = settings_path().exists()  # none yet: the very first launch
     window = create_window()
     session = Session(window.bridge.post, fake=fake_engines, parent=window)
     session.keeper = window.conversations.keeper if window.conversations else None
@@ -98,6 +104,8 @@ def run_app(fake_engines: bool = False) -> int:
     from app.ui.dialogs import DialogLauncher  # the model catalog is not needed before show
 
     DialogLauncher(window, session, restart=lambda s: _start(window, session, s))
+    if not _exit_when_ready():
+        _welcome(window, had_settings)
     log.info("window visible %.0f ms after run_app", visible_ms)
     timings = {"visible_ms": visible_ms}
 
@@ -216,6 +224,16 @@ def _quit_on_signals(app: QApplication) -> Callable[[], None]:
             signal.signal(sig, signal.SIG_DFL if handler is None else handler)
 
     return restore
+
+
+def _welcome(window: MainWindow, had_settings: bool) -> None:
+    """The first-run page, beside the window (never modal: talking works meanwhile)."""
+    from app.ui.first_run import WelcomeDialog, should_welcome
+
+    if not should_welcome(window.settings, had_settings):
+        return
+    window.store_settings(window.settings.replace(welcomed=True))
+    WelcomeDialog(lambda: window.settings, window).show()
 
 
 def _start(window: MainWindow, session: Session, settings: Settings) -> None:

@@ -1,18 +1,23 @@
-"""What the model manager shows, gathered off the GUI thread (file checks, GPU probe).
+"""What the model manager shows, gathered off the GUI thread (file checks, machine probe).
 
-GPU memory comes from app.gpu, the app's one GPU probe (``nvidia-smi`` when present).
+GPU memory comes from app.gpu, the app's one GPU probe (``nvidia-smi`` when present); the
+recommended tier from app.models.recommend.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 
-from app.gpu import Gpu, first_gpu
-from app.models.catalog import ROLES, ModelEntry, Role, load_catalog
+from app.gpu import Gpu
+from app.models.catalog import ROLES, TIER_ROLES, Catalog, ModelEntry, Role, Tier, load_catalog
 from app.models.errors import ModelError
+from app.models.recommend import MachineAdvice, advise
 from app.models.resolve import resolve
 from app.models.status import entry_status
 from app.models.units import human
+
+log = logging.getLogger(__name__)
 
 LLM_OVERHEAD_BYTES = 1_500_000_000
 """KV cache and compute buffers on top of the weights, for a few-thousand-token context."""
@@ -32,20 +37,51 @@ class RoleInfo:
 @dataclass(frozen=True)
 class ModelsReport:
     roles: list[RoleInfo]
+    """Per role: what is used now, and its production model."""
     gpu: Gpu | None
+    advice: MachineAdvice | None = None
+    catalog: Catalog | None = None
+    states: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """"role.variant" -> (state, detail) for every downloadable model."""
+
+    def roles_for(self, tier: Tier) -> list[RoleInfo]:
+        """The rows for one tier: each role's model in that tier, and its state."""
+        if self.catalog is None:
+            return self.roles
+        used = {info.role: info.used for info in self.roles}
+        rows: list[RoleInfo] = []
+        for role in ROLES:
+            variant = getattr(tier, role) if role in TIER_ROLES else "embedded"
+            entry = self.catalog.roles[role][variant]
+            if not entry.downloadable:
+                rows.append(RoleInfo(role, used.get(role, ""), None, "embedded only"))
+                continue
+            state, detail = self.states.get(f"{role}.{variant}", ("missing", ""))
+            rows.append(RoleInfo(role, used.get(role, ""), entry, state, detail))
+        return rows
 
 
 def fits_gpu(entry: ModelEntry, gpu: Gpu | None) -> str:
     """A sentence on whether the production LLM fits in GPU memory."""
     if gpu is None:
         return "No GPU detected: the language model runs on the CPU (slower replies)."
-    need = entry.known_size + LLM_OVERHEAD_BYTES
+    need = entry.expected_size + LLM_OVERHEAD_BYTES
     verdict = "fits" if need <= gpu.memory_bytes else "does not fit"
     return (f"{verdict} in {gpu.name} ({human(gpu.memory_bytes)}; needs about {human(need)})")
 
 
 def gather(_report: object = None) -> ModelsReport:
     catalog = load_catalog()
+    states: dict[str, tuple[str, str]] = {}
+    for role in ROLES:
+        for entry in catalog.downloadable(role):
+            st = entry_status(entry)
+            states[f"{role}.{entry.variant}"] = (st.state, st.detail)
+    try:
+        advice: MachineAdvice | None = advise(catalog)
+    except ValueError as exc:  # a manifest without tiers: show the models without advice
+        log.warning("no tier recommendation: %s", exc)
+        advice = None
     roles: list[RoleInfo] = []
     for role in ROLES:
         try:
@@ -57,6 +93,7 @@ def gather(_report: object = None) -> ModelsReport:
         if not entries:
             roles.append(RoleInfo(role, used, None, "embedded only"))
             continue
-        status = entry_status(entries[0])
-        roles.append(RoleInfo(role, used, entries[0], status.state, status.detail))
-    return ModelsReport(roles, first_gpu())
+        state, detail = states[f"{role}.{entries[0].variant}"]
+        roles.append(RoleInfo(role, used, entries[0], state, detail))
+    gpu = advice.facts.gpu if advice is not None else None
+    return ModelsReport(roles, gpu, advice, catalog, states)

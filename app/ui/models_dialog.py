@@ -1,5 +1,6 @@
-"""The model manager: per role what is used now, the production model's size and state,
-whether the production LLM fits the GPU, and downloads with progress and cancel.
+"""The model manager: the tier recommended for this machine and why (with an override), per
+role what is used now, the chosen tier's model, its size and state, whether the LLM fits the
+GPU, and downloads with progress and cancel (one button fetches the whole tier).
 
 Status and downloads run in BackgroundTasks, so the app (and the conversation) stays live.
 """
@@ -7,9 +8,10 @@ Status and downloads run in BackgroundTasks, so the app (and the conversation) s
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
@@ -19,35 +21,47 @@ from PySide6.QtWidgets import (
     QLabel,
     QProgressBar,
     QPushButton,
+    QScrollArea,
+    QSizePolicy,
     QVBoxLayout,
     QWidget,
 )
 
 from app.models.catalog import ModelEntry
 from app.models.checks import label
+from app.models.endpoint import hub_endpoint
+from app.models.errors import ModelError
 from app.models.units import human
+from app.storage.settings import Settings
 from app.ui.model_info import ModelsReport, RoleInfo, fits_gpu, gather
 from app.ui.tasks import BackgroundTask, Report
+from app.ui.tier_panel import TierPanel, plain_label
 
 ROLE_NAMES = {"llm": "Language model", "asr": "Speech recognizer", "tts": "Voice",
               "vad": "Voice activity"}
 
 
-def _download(entry: ModelEntry, cancel: threading.Event, report: Report) -> Path:
+def _download(entry: ModelEntry, cancel: threading.Event, report: Report,
+              endpoint: str | None = None) -> Path:
     from app.models.download import download
 
-    return download(entry, progress=lambda done, total: report((done, total)), cancel=cancel)
+    return download(entry, progress=lambda done, total: report((done, total)), cancel=cancel,
+                    endpoint=endpoint if entry.source == "hf" else None)
 
 
 class _RoleRow(QFrame):
     """One role: what is used, the production model, and its download controls."""
 
     downloaded = Signal()
+    busy_changed = Signal()
 
-    def __init__(self, info: RoleInfo, report: ModelsReport) -> None:
+    def __init__(self, info: RoleInfo, report: ModelsReport,
+                 endpoint: Callable[[], str | None] = lambda: None) -> None:
         super().__init__()
         self.setObjectName("progressCard")
+        self.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Minimum)
         self.info = info
+        self._endpoint = endpoint
         self._task: BackgroundTask[Path] | None = None
         self._cancel = threading.Event()
         grid = QGridLayout(self)
@@ -55,20 +69,16 @@ class _RoleRow(QFrame):
         grid.setHorizontalSpacing(14)
         title = QLabel(f"<b>{ROLE_NAMES.get(info.role, label(info.role))}</b>")
         grid.addWidget(title, 0, 0)
-        grid.addWidget(QLabel(f"Using now: {info.used}"), 1, 0, 1, 2)
+        grid.addWidget(plain_label(f"Using now: {info.used}"), 1, 0, 1, 2)
         entry = info.production
-        text = "Production: none (the embedded model is the only one)"
+        text = "Uses the embedded model (nothing to download)"
         if entry is not None:
-            text = f"Production: {entry.title} · {human(entry.known_size)} · {info.state}"
-        self.state = QLabel(text)
-        self.state.setObjectName("subtitle")
-        self.state.setWordWrap(True)
+            text = f"Model: {entry.title} · {human(entry.expected_size)} · {info.state}"
+        self.state = plain_label(text, "subtitle")
         grid.addWidget(self.state, 2, 0, 1, 2)
         row = 3
         if entry is not None and info.role == "llm":
-            fit = QLabel(fits_gpu(entry, report.gpu))
-            fit.setObjectName("subtitle")
-            fit.setWordWrap(True)
+            fit = plain_label(fits_gpu(entry, report.gpu), "subtitle")
             grid.addWidget(fit, row, 0, 1, 2)
             row += 1
         self.progress = QProgressBar()
@@ -89,14 +99,26 @@ class _RoleRow(QFrame):
         grid.setColumnStretch(0, 1)
         self.download_button.setVisible(entry is not None and info.state != "present")
 
+    @property
+    def wants_download(self) -> bool:
+        """A model is missing or partial here and no download of it runs."""
+        return (self.info.production is not None and not self.downloading
+                and not self.download_button.isHidden())
+
     def start_download(self) -> None:
         entry = self.info.production
-        if entry is None:
+        if entry is None or self.downloading:
+            return
+        try:
+            endpoint = self._endpoint()
+        except ModelError as exc:
+            self.state.setText(f"Not downloaded: {exc}")
             return
         self._cancel = threading.Event()
         cancel = self._cancel
         task: BackgroundTask[Path] = BackgroundTask(
-            lambda report: _download(entry, cancel, report), f"download-{entry.role}", self)
+            lambda report: _download(entry, cancel, report, endpoint), f"download-{entry.role}",
+            self)
         task.progress.connect(self._progress)
         task.finished.connect(self._finished)
         task.failed.connect(lambda e: self._ended(f"Download stopped: {e}"))
@@ -107,6 +129,7 @@ class _RoleRow(QFrame):
         self.progress.show()
         self.state.setText("Starting download…")
         task.start()
+        self.busy_changed.emit()
 
     def cancel_download(self) -> None:
         self._cancel.set()
@@ -134,22 +157,43 @@ class _RoleRow(QFrame):
         self.download_button.setVisible(not message.startswith("Downloaded"))
         self.download_button.setText("Resume download")
         self.state.setText(message)
+        self.busy_changed.emit()
 
 
 class ModelsDialog(QDialog):
-    """Non-modal: downloads continue while the user keeps talking."""
+    """Non-modal: downloads continue while the user keeps talking.
 
-    def __init__(self, parent: QWidget | None = None, gather_now: bool = True) -> None:
+    ``settings`` gives the saved tier choice and mirror; ``on_settings`` receives the new
+    settings when the user changes either (the window saves them; no restart needed)."""
+
+    def __init__(self, parent: QWidget | None = None, gather_now: bool = True,
+                 settings: Settings | None = None,
+                 on_settings: Callable[[Settings], None] | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle("Models")
         self.setMinimumWidth(600)
+        self.settings = settings or Settings()
+        self._on_settings = on_settings
         self.rows: list[_RoleRow] = []
+        self.panel: TierPanel | None = None
+        self._report: ModelsReport | None = None
         self._layout = QVBoxLayout(self)
         self._layout.setContentsMargins(22, 18, 22, 18)
         self._layout.setSpacing(10)
-        self.note = QLabel("Checking models and GPU…")
-        self.note.setObjectName("subtitle")
+        self.note = plain_label("Checking models and this machine…", "subtitle")
         self._layout.addWidget(self.note)
+        # On a short screen the rows scroll instead of being squashed (which clipped text).
+        self._rows_box = QWidget()
+        self._rows_layout = QVBoxLayout(self._rows_box)
+        self._rows_layout.setContentsMargins(0, 0, 0, 0)
+        self._rows_layout.setSpacing(10)
+        self._rows_layout.addStretch(1)
+        self.scroller = QScrollArea()
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QFrame.Shape.NoFrame)
+        self.scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroller.setWidget(self._rows_box)
+        self._layout.addWidget(self.scroller, 1)
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
         self._buttons = buttons
@@ -161,10 +205,64 @@ class ModelsDialog(QDialog):
             task.start()
 
     def show_report(self, report: ModelsReport) -> None:
+        self._report = report
         gpu = report.gpu
         self.note.setText(f"GPU: {gpu.name}, {human(gpu.memory_bytes)}" if gpu
                           else "GPU: none detected — models run on the CPU.")
-        for info in report.roles:
-            row = _RoleRow(info, report)
+        rows = report.roles
+        if report.advice is not None and report.catalog is not None and report.catalog.tiers:
+            panel = TierPanel(report.catalog, report.advice, self.settings.model_tier,
+                              self.settings.model_endpoint)
+            panel.tier_changed.connect(self._tier_changed)
+            panel.download_all.connect(self.download_tier)
+            panel.mirror_changed.connect(self._mirror_changed)
+            self.panel = panel
+            self._rows_layout.insertWidget(0, panel)
+            rows = report.roles_for(report.catalog.tiers[panel.chosen])
+        self._show_rows(rows)
+
+    def _show_rows(self, infos: list[RoleInfo]) -> None:
+        assert self._report is not None
+        for row in self.rows:
+            row.setParent(None)
+            row.deleteLater()
+        self.rows = []
+        for info in infos:
+            row = _RoleRow(info, self._report, self._endpoint)
+            row.busy_changed.connect(self._update_panel)
             self.rows.append(row)
-            self._layout.insertWidget(self._layout.count() - 1, row)
+            self._rows_layout.insertWidget(self._rows_layout.count() - 1, row)
+        self._update_panel()
+
+    def _endpoint(self) -> str | None:
+        return hub_endpoint(self.settings.model_endpoint)
+
+    def _update_panel(self) -> None:
+        if self.panel is None:
+            return
+        missing = sum(r.info.production.expected_size for r in self.rows
+                      if r.wants_download and r.info.production is not None)
+        self.panel.set_to_download(missing, any(r.downloading for r in self.rows))
+
+    def download_tier(self) -> None:
+        """The one click: fetch every model of the chosen tier that is not here yet."""
+        for row in self.rows:
+            if row.wants_download:
+                row.start_download()
+
+    def _tier_changed(self, name: str) -> None:
+        if self._report is None or self._report.catalog is None or self.panel is None:
+            return
+        recommended = self.panel.advice.recommendation.tier.name
+        self._store(self.settings.replace(model_tier=None if name == recommended else name))
+        self._show_rows(self._report.roles_for(self._report.catalog.tiers[name]))
+
+    def _mirror_changed(self, url: object) -> None:
+        self._store(self.settings.replace(model_endpoint=url if isinstance(url, str) else None))
+
+    def _store(self, settings: Settings) -> None:
+        if settings == self.settings:
+            return
+        self.settings = settings
+        if self._on_settings is not None:
+            self._on_settings(settings)

@@ -387,6 +387,10 @@ class MainWindow(QMainWindow):
         else:
             self.settings_requested.emit()
 
+    def store_settings(self, settings: Settings) -> None:
+        """Keep and save settings that take effect without a restart (the Models dialog's)."""
+        self._store(settings)
+
     def _store(self, settings: Settings) -> None:
         """Keep the new settings and write them off the GUI thread (the write fsyncs)."""
         self.settings = settings

@@ -67,7 +67,7 @@ def test_download_embedded_variant_is_an_error(capsys: pytest.CaptureFixture[str
 
 def test_unknown_variant(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["download", "llm", "--variant", "nope", "--yes"]) == 1
-    assert "known: production, alt, embedded" in capsys.readouterr().err
+    assert "known: production, alt, e4b, e2b, embedded" in capsys.readouterr().err
 
 
 def test_verify_embedded_ok() -> None:

@@ -143,3 +143,29 @@ def test_http_404_is_one_line(fake_hub: FakeHub, tmp_path: Path) -> None:
     entry = _entry(size=10, sha256="a" * 64)
     with pytest.raises(ModelError, match="HTTP 404"):
         download(entry, dest_dir=tmp_path, endpoint=fake_hub.url)
+
+
+def test_a_second_download_of_the_same_model_is_refused(hub: FakeHub, tmp_path: Path) -> None:
+    entry = _entry()
+    started, release = threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def slow_progress(done: int, total: int) -> None:
+        started.set()
+        release.wait(10)
+
+    def first() -> None:
+        try:
+            download(entry, dest_dir=tmp_path, endpoint=hub.url, progress=slow_progress)
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    assert started.wait(10)
+    with pytest.raises(ModelError, match="already downloading"):
+        download(entry, dest_dir=tmp_path, endpoint=hub.url)
+    release.set()
+    worker.join(10)
+    assert errors == []
+    assert (tmp_path / "tiny" / "tiny.gguf").read_bytes() == DATA

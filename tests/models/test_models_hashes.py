@@ -46,11 +46,25 @@ def _catalog(entry: ModelEntry) -> Catalog:
     })
 
 
+NOT_PINNED_YET = {("llm", "e4b"), ("llm", "e2b")}
+"""Entries that track the hub's `main` (their hub LFS sha256 is checked and recorded at
+download time); adding to this set is a decision, not an accident."""
+UNSIZED_SMALL_FILES = {("asr", "small")}
+"""Pinned revision and sha256 for every file, size from the hub for the small ones."""
+
+
 def test_every_downloadable_file_in_the_manifest_has_a_size_and_a_sha256() -> None:
     catalog = load_catalog()
     for role in catalog.roles:
         for entry in catalog.downloadable(role):
+            key = (entry.role, entry.variant)
+            if key in NOT_PINNED_YET:
+                assert entry.revision == "main" and entry.approx_size_gb, key
+                continue
             for file in entry.files:
+                if key in UNSIZED_SMALL_FILES and file.size is None:
+                    assert len(file.sha256) == 64, (entry.title, file.name)
+                    continue
                 assert file.size is not None and file.size > 0, (entry.title, file.name)
                 assert len(file.sha256) == 64, (entry.title, file.name)
             if entry.source == "hf":  # the hashes belong to one commit: pin it

@@ -151,3 +151,25 @@ def test_missing_embedded_package() -> None:
     roles = {**cat.roles, "llm": {"embedded": entry}}
     with pytest.raises(ModelError, match="pip install no-such-package-hanasu"):
         resolve("llm", catalog=Catalog(roles=roles))
+
+
+def test_the_chosen_tier_s_variant_comes_first(dirs: tuple[Path, Path]) -> None:
+    models_dir, data_dir = dirs
+    base = _catalog()
+    small = base.entry("llm").model_copy(update={"variant": "small", "dir": "small"})
+    cat = Catalog(roles={**base.roles, "llm": {**base.roles["llm"], "small": small}})
+    kw = {"catalog": cat, "models_dir": models_dir, "data_dir": data_dir}
+    _gguf(models_dir / "tiny" / "tiny.gguf")  # production, in the first folder searched
+    small_file = _gguf(data_dir / "small" / "tiny.gguf")
+
+    def pick(variant: str | None) -> str:
+        r = resolve("llm", variant=variant, **kw)  # type: ignore[arg-type]
+        return r.entry.variant if r.entry is not None else r.source
+
+    assert pick(None) == "production"  # no choice: the best model present
+    assert pick("small") == "small"
+    assert resolve("llm", variant="small", **kw).path == small_file  # type: ignore[arg-type]
+    assert pick("embedded") == "embedded"  # a chosen light tier stays light
+    assert pick("e4b") == "production"  # chosen but not downloaded: the best present
+    small_file.unlink()
+    assert pick("small") == "production"

@@ -74,3 +74,11 @@ def test_build_engines_names_each_role_as_it_starts_loading(
     with pytest.raises(EngineLoadError, match="llm file is corrupt"):
         build_engines(EngineChoice(), on_loading=roles.append)
     assert roles == ["vad", "asr", "llm"]
+
+
+def test_a_chosen_tier_names_the_variants_to_load() -> None:
+    light = EngineChoice.from_settings(Settings(model_tier="cpu-small"))
+    assert (light.variant("llm"), light.variant("asr"), light.variant("tts")) == (
+        "e2b", "embedded", "embedded")
+    assert EngineChoice.from_settings(Settings()).variant("llm") is None
+    assert EngineChoice.from_settings(Settings(model_tier="gone")).variant("llm") is None

@@ -150,6 +150,14 @@ def test_self_test_stays_on_the_machine(tmp_path: Path) -> None:
     assert_private(traced, home, [])
 
 
+def test_doctor_stays_on_the_machine(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    traced = run_traced(["doctor"], strace_env(home), tmp_path / "doctor.trace", timeout=300)
+    assert "== Recommended tier" in traced.stdout, traced.stderr
+    assert_private(traced, home, [])
+
+
 def test_bench_stays_on_the_machine(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

@@ -42,6 +42,7 @@ def test_an_explicit_offline_choice_is_kept_and_downloads_leave_the_hub_on() -> 
         (["--self-test"], False),
         (["models", "list"], False),
         (["models", "verify", "llm"], False),
+        (["doctor"], False),
         (["models", "download", "tts", "--yes"], True),
         (["-v", "models", "download", "llm"], True),
         ([], True),  # the desktop app: its model dialog downloads on request

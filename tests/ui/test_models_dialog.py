@@ -8,10 +8,11 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.gpu import Gpu
 from app.models.catalog import ModelEntry, load_catalog
 from app.models.errors import DownloadCancelled
 from app.ui import models_dialog
-from app.ui.model_info import Gpu, ModelsReport, RoleInfo, fits_gpu
+from app.ui.model_info import ModelsReport, RoleInfo, fits_gpu
 from app.ui.models_dialog import ModelsDialog
 from app.ui.tasks import Report
 
@@ -23,7 +24,8 @@ def _llm() -> ModelEntry:
 def test_download_progress_and_cancel(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
     halfway = threading.Event()
 
-    def fake_download(entry: ModelEntry, cancel: threading.Event, report: Report) -> Path:
+    def fake_download(entry: ModelEntry, cancel: threading.Event, report: Report,
+                      endpoint: str | None = None) -> Path:
         report((50, 100))
         halfway.set()
         cancel.wait(10)

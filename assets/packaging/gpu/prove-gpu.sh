@@ -3,7 +3,8 @@
 #   1. build llama-cpp-python with CUDA for this machine's GPU only (from a local sdist),
 #   2. `hanasu bench gpu`: random-weight Gemma 4 26B-A4B (real shapes, ~16 GB, written once)
 #      -> cold/warm TTFT for 500/1,000/2,000-token persona prefixes, decode tok/s, tokens per
-#      chunk, GPU memory, swa_full on/off, n_gpu_layers automatic vs all,
+#      chunk, GPU memory, swa_full on/off, n_gpu_layers automatic vs all, and the 8-16 GB GPU
+#      tier: all layers on the GPU with the MoE experts kept in system RAM (-ot exps=CPU),
 #   3. one full `hanasu run` turn (spoken question in, spoken reply out) with that model.
 #
 #   assets/packaging/gpu/prove-gpu.sh [OUT_DIR]      (repo root, Python env with Hanasu installed)
@@ -44,7 +45,8 @@ raise SystemExit(0 if ok else "llama-cpp-python has no GPU offload: the build di
 PY
 
 step "hanasu bench gpu (writes the random GGUF on first use)"
-timeout 240 python -m app bench gpu --cache "${GGUF_CACHE:-$OUT}" --json "$OUT/bench-gpu.json" \
+timeout 330 python -m app bench gpu --cache "${GGUF_CACHE:-$OUT}" --experts-on-cpu \
+    --json "$OUT/bench-gpu.json" \
     | tee "$OUT/bench-gpu.txt"
 
 step "one hanasu run turn with the random-weight Gemma 4 on the GPU"
