@@ -12,10 +12,6 @@ When a speculative turn's pause ends it: ``turn_end``. What counts as a barge-in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from app.core.barge_in import BargeInPolicy
-from app.core.conversation import Conversation
 from app.core.events import (
     AssistantState,
     EndOfTurnScore,
@@ -28,80 +24,32 @@ from app.core.events import (
     SpeechResumed,
     SpeechStarted,
     StageFailed,
-    StateChanged,
     Transcript,
     TurnCancelled,
     TurnConfirmed,
-    TurnStarted,
     UtteranceEnded,
 )
-from app.core.held_audio import CarriedWords, HeldAudio, stream_end
-from app.core.reply_hold import ReplyHold
+from app.core.held_audio import stream_end
 from app.core.turn_commands import (
     NOT_THE_USER,
-    REOPENED,
     CancelTurn,
     Command,
     Publish,
     ReleaseTurn,
-    Respond,
     ResumePlayback,
-    StartTurn,
 )
-from app.core.turn_end import EndOfTurnJudge
-from app.core.turn_history import TurnHistory
-from app.core.turn_phase import Phase, TurnInFlight, shown_state
+from app.core.turn_state import TurnState
 
 
-@dataclass
-class TurnMachine:
-    history: TurnHistory
-    """Where each turn's prompt comes from and what was heard of it goes."""
-    speculative: bool = True
-    barge_in: BargeInPolicy = field(default_factory=BargeInPolicy)
-    sample_rate: int = 16_000
-    carry_for_s: float = 10.0
-    """Carried words join the next utterance only if it starts within this long."""
-    end_of_turn: EndOfTurnJudge = field(default_factory=EndOfTurnJudge)
-    state: AssistantState = AssistantState.IDLE
-    muted: bool = False
-    _active: TurnInFlight | None = None
-    _next_id: int = 1
-    _user_speaking: bool = False
-    _carry: CarriedWords = field(init=False)
-    _speech_over_assistant: bool = False
-    _hold: ReplyHold = field(init=False)
-
-    def __post_init__(self) -> None:
-        self._hold = ReplyHold(self.barge_in)
-        self._carry = CarriedWords(self.sample_rate, self.carry_for_s)
-
-    @property
-    def phase(self) -> Phase:
-        """What is going on, read from the fields (the table in the module docstring)."""
-        if self._hold.held is not None:
-            return Phase.HELD_FOR_BARGE_IN
-        if self._active is not None:  # muting cancels an unconfirmed turn, not an answer
-            return Phase.ANSWERING if self._active.confirmed else Phase.SPECULATING
-        if self.muted:
-            return Phase.MUTED
-        return Phase.USER_SPEAKING if self._user_speaking else Phase.IDLE
-
-    @property
-    def live_turn_id(self) -> int | None:
-        return self._active.turn_id if self._active else None
-
-    @property
-    def conversation(self) -> Conversation:
-        """The conversation new turns are answered from."""
-        return self.history.conversation
+class TurnMachine(TurnState):
+    """Events in, commands out: one handler per event (the module docstring)."""
 
     def set_muted(self, muted: bool, at: float) -> list[Command]:
         self.muted = muted
         commands: list[Command] = []
         if muted:
             self._user_speaking = False
-            self._carry.audio = None
+            self.opener.forget_carried()
             if self._active and not self._active.confirmed:
                 commands += self.cancel_live(at, "muted")
             commands += self._resume_held(at)  # the user stopped listening to themselves
@@ -137,18 +85,6 @@ class TurnMachine:
                 return self._on_failure(event)
             case _:
                 return []
-
-    def next_deadline(self) -> float | None:
-        """When ``tick`` has something to do next (None: nothing is waiting)."""
-        return self._hold.deadline()
-
-    def tick(self, now: float) -> list[Command]:
-        """The machine's one deadline: speech that goes on over a paused reply is a
-        barge-in once it has lasted long enough, before its words are known."""
-        deadline = self.next_deadline()
-        if deadline is None or now < deadline:
-            return []
-        return self._hold.confirm(now)
 
     # ---- handlers -------------------------------------------------------------------
 
@@ -207,7 +143,7 @@ class TurnMachine:
                 self._active = None
                 return self._settle(event.at)
             active.confirmed = True
-            self._carry.audio = None  # the confirmed turn holds the carried words now
+            self.opener.confirmed()
             if active.user_text is not None:
                 self.history.expect(active.turn_id, active.user_text)
             return [
@@ -274,61 +210,9 @@ class TurnMachine:
             return []
         return self._respond(active)
 
-    def _respond(self, turn: TurnInFlight) -> list[Command]:
-        assert turn.text is not None
-        turn.user_text, messages = self.history.request(turn.text)
-        if turn.confirmed:
-            self.history.expect(turn.turn_id, turn.user_text)
-        return [Respond(turn.turn_id, messages)]
-
     def _on_failure(self, event: StageFailed) -> list[Command]:
         commands: list[Command] = self._resume_held(0.0)  # a failed check never mutes it
         if self._active and event.turn_id == self._active.turn_id:
             commands += self.cancel_live(0.0, f"{event.stage} failed")
         return [*commands, *self._set_state(AssistantState.ERROR, 0.0)]
 
-    # ---- helpers --------------------------------------------------------------------
-
-    def _is_live_confirmed(self, turn_id: int) -> bool:
-        return bool(self._active and self._active.turn_id == turn_id and self._active.confirmed)
-
-    def _start(self, event: SpeechPaused | UtteranceEnded, held: bool) -> list[Command]:
-        at, speech_start, speech_end = event.at, event.speech_start, event.speech_end
-        utterance = self._carry.onto(HeldAudio(event.audio, stream_end(event)))
-        turn = TurnInFlight(turn_id=self._next_id, confirmed=not held, audio=utterance,
-                     over_assistant=self._speech_over_assistant)
-        self._next_id += 1
-        self._active = turn
-        started = TurnStarted(turn.turn_id, at, speech_start, speech_end, speculative=held)
-        commands: list[Command] = [Publish(started)]
-        if not held:
-            self._carry.audio = None  # the confirmed turn holds the carried words now
-            commands.append(Publish(TurnConfirmed(turn.turn_id, at, speech_start, speech_end)))
-        commands.append(StartTurn(turn.turn_id, utterance.samples, held))
-        return commands
-
-    def _reopen(self, turn: TurnInFlight, at: float) -> list[Command]:
-        """Drop a confirmed turn the user talked on over before hearing its reply, and
-        carry its words into the next turn."""
-        self._active = None
-        self.history.forget(turn.turn_id)
-        self._carry.audio = turn.audio
-        return [Publish(TurnCancelled(turn.turn_id, at, REOPENED)), CancelTurn(turn.turn_id)]
-
-    def cancel_live(self, at: float, reason: str) -> list[Command]:
-        """Cancel the live turn. A confirmed one still gets committed (with what was
-        heard) when the speaker reports PlaybackEnded for it."""
-        active = self._active
-        if active is None:
-            return []
-        self._active = None
-        return [Publish(TurnCancelled(active.turn_id, at, reason)), CancelTurn(active.turn_id)]
-
-    def _settle(self, at: float) -> list[Command]:
-        return self._set_state(shown_state(self._active, self.muted, self._user_speaking), at)
-
-    def _set_state(self, state: AssistantState, at: float) -> list[Command]:
-        if state is self.state:
-            return []
-        self.state = state
-        return [Publish(StateChanged(state, at))]

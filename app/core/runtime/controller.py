@@ -48,6 +48,7 @@ from app.core.turn_commands import (
 )
 from app.core.turn_end import EndOfTurnJudge
 from app.core.turn_history import TurnHistory
+from app.core.turn_opening import TurnOpener
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class Controller:
             self.history,
             speculative=config.speculative,
             barge_in=stages.barge_in,
-            sample_rate=config.endpoint.sample_rate,
+            opener=TurnOpener(config.endpoint.sample_rate),
             end_of_turn=EndOfTurnJudge(config.words_end_turns),
         )
         self.announcer = Announcer(stages.live, stages.playback, router.send, clock)

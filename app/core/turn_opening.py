@@ -1,0 +1,54 @@
+"""Opening a turn: its number, its utterance (with a reopened turn's words in front) and
+the commands that start recognising it; and reopening a turn the user talked on over."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from app.core.events import SpeechPaused, TurnCancelled, TurnConfirmed, TurnStarted, UtteranceEnded
+from app.core.held_audio import CarriedWords, HeldAudio, stream_end
+from app.core.turn_commands import REOPENED, CancelTurn, Command, Publish, StartTurn
+from app.core.turn_phase import TurnInFlight
+
+
+@dataclass
+class TurnOpener:
+    sample_rate: int = 16_000
+    carry_for_s: float = 10.0
+    """Carried words join the next utterance only if it starts within this long."""
+    _next_id: int = 1
+    _carry: CarriedWords = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._carry = CarriedWords(self.sample_rate, self.carry_for_s)
+
+    def open(self, event: SpeechPaused | UtteranceEnded, held: bool,
+             over_assistant: bool) -> tuple[TurnInFlight, list[Command]]:
+        """A new turn for the utterance ``event`` ends (held: speculative, not yet
+        confirmed) and the commands that announce it and start its recognition."""
+        at, speech_start, speech_end = event.at, event.speech_start, event.speech_end
+        utterance = self._carry.onto(HeldAudio(event.audio, stream_end(event)))
+        turn = TurnInFlight(turn_id=self._next_id, confirmed=not held, audio=utterance,
+                            over_assistant=over_assistant)
+        self._next_id += 1
+        commands: list[Command] = [
+            Publish(TurnStarted(turn.turn_id, at, speech_start, speech_end, speculative=held))
+        ]
+        if not held:
+            self.confirmed()
+            commands.append(Publish(TurnConfirmed(turn.turn_id, at, speech_start, speech_end)))
+        commands.append(StartTurn(turn.turn_id, utterance.samples, held))
+        return turn, commands
+
+    def confirmed(self) -> None:
+        """A confirmed turn holds the carried words now."""
+        self._carry.audio = None
+
+    def forget_carried(self) -> None:
+        """Muting: words from before are not joined to what is said after."""
+        self._carry.audio = None
+
+    def reopen(self, turn: TurnInFlight, at: float) -> list[Command]:
+        """Drop ``turn`` and carry its words into the next one."""
+        self._carry.audio = turn.audio
+        return [Publish(TurnCancelled(turn.turn_id, at, REOPENED)), CancelTurn(turn.turn_id)]
