@@ -262,6 +262,9 @@ class TurnCommitted:
     turn_id: int
     user_text: str
     heard_text: str
+    conversation_key: object = None
+    """The caller's key of the conversation the turn started in (``load_conversation``):
+    observers on other threads file it there without asking the controller."""
 
 
 

@@ -136,8 +136,6 @@ class ExtractingPipeline(Protocol):
 
     def is_idle(self) -> bool: ...
 
-    def key_of(self, turn_id: int) -> object: ...
-
     def extract(
         self, key: object, instruction: str, done: Callable[[str | None], None]
     ) -> None: ...
@@ -173,9 +171,9 @@ class MemoryExtractor:
         self._thread.start()
 
     def observe(self, event: PipelineEvent) -> None:
-        """Pipeline observer (controller thread): note each exchange that was heard."""
+        """Pipeline observer (telemetry thread): note each exchange that was heard."""
         if isinstance(event, TurnCommitted) and event.heard_text.strip():
-            pending = _Pending(self.pipeline.key_of(event.turn_id), event.user_text)
+            pending = _Pending(event.conversation_key, event.user_text)
             with self._wake:
                 self._pending = pending
                 self._wake.notify()

@@ -1,8 +1,10 @@
 """The voice loop as the app sees it: a facade whose every control method posts a message.
 
 ``runtime.wiring`` builds the stages, ``runtime.router`` hands jobs between them, and
-``runtime.controller`` runs the turn machine on its own thread. This class only starts and
-stops them, and connects the audio devices to the listener and the speaker's ring.
+``runtime.controller`` runs the turn machine on its own thread, and ``runtime.telemetry_hub``
+feeds the recorder and the observers beside it. This class only starts and stops them, routes
+what the stages publish (decisions to the controller, telemetry to the hub), and connects the
+audio devices to the listener and the speaker's ring.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from app.core.runtime.config import (
     PipelineConfig,
     llm_language_notice,
 )
-from app.core.runtime.controller import Controller, Observer
+from app.core.runtime.controller import Controller
 from app.core.runtime.messages import (
     Extract,
     LoadConversation,
@@ -34,10 +36,12 @@ from app.core.runtime.messages import (
     UsePersona,
 )
 from app.core.runtime.router import JobRouter, StageJob
+from app.core.runtime.telemetry_hub import Observer, TelemetryHub
 from app.core.runtime.wiring import build_stages
 from app.core.stage_jobs import WarmJob
 from app.core.stages import Responder, Transcriber
 from app.core.synthesizer import Synthesizer
+from app.core.telemetry import TelemetryEvent
 from app.core.turn import TurnMachine
 from app.core.turn_history import ContextProvider
 from app.core.worker import LiveTurn
@@ -69,17 +73,22 @@ class VoicePipeline:
         self.echo = echo
         self.dropped_mic_blocks = 0
         self._router = JobRouter()
+        self.telemetry = TelemetryHub(self.config.timelines_kept)
         self.stages = build_stages(engines, self.config, self.clock, self._post, self._router,
                                    echo, turn_detector)
         self.controller = Controller(self.stages, self._router, engines.llm, system_prompt,
-                                     self.config, self.clock)
+                                     self.config, self.clock, self.telemetry)
         self._feeder: OutputFeeder | None = None
         self._thread = threading.Thread(target=self.controller.run, name="controller",
                                         daemon=True)
 
     def _post(self, event: PipelineEvent) -> None:
-        """What the stages publish to: the controller's inbox (made after the stages)."""
-        self.controller.post(event)
+        """What the stages publish to: telemetry beside the decisions, every other event
+        to the controller's inbox (made after the stages)."""
+        if isinstance(event, TelemetryEvent):
+            self.telemetry.post(event)
+        else:
+            self.controller.post(event)
 
     # ---- what the app and the tests read ----------------------------------------------
 
@@ -89,7 +98,7 @@ class VoicePipeline:
 
     @property
     def recorder(self) -> TimelineRecorder:
-        return self.controller.recorder
+        return self.telemetry.recorder
 
     @property
     def acknowledger(self) -> Acknowledger:
@@ -126,7 +135,7 @@ class VoicePipeline:
     # ---- lifecycle ------------------------------------------------------------------
 
     def add_observer(self, observer: Observer) -> None:
-        self.controller.observers.append(observer)
+        self.telemetry.observers.append(observer)
 
     def start(self) -> None:
         for worker in self.stages.workers:
@@ -135,6 +144,7 @@ class VoicePipeline:
         # loaded before start() has its (longer) warm-up queued after it, never before:
         # a later system-only warm would evict the history from the cache.
         self.warm()
+        self.telemetry.start()
         self._thread.start()
 
     def stop(self) -> None:
@@ -145,6 +155,7 @@ class VoicePipeline:
         self._thread.join(5)
         for worker in self.stages.workers:
             worker.stop()
+        self.telemetry.stop()
 
     @property
     def running(self) -> bool:
@@ -214,7 +225,7 @@ class VoicePipeline:
     ) -> None:
         """Switch to a persona's conversation with its history; the whole prefix, history
         included, is warmed in the background. ``key`` is the caller's name for it:
-        exchanges committed from now on are reported under it (``key_of``), and a turn
+        exchanges committed from now on carry it (``TurnCommitted.conversation_key``), and a turn
         still finishing from before the switch is committed into its own conversation."""
         self.controller.post(LoadConversation(prompt, tuple(exchanges), key))
 
@@ -229,10 +240,6 @@ class VoicePipeline:
         live or queued, the user speaking, another conversation shown)."""
         self.controller.post(Extract(key, instruction, done))
 
-    def key_of(self, turn_id: int) -> object:
-        """The conversation key the turn started under (controller thread)."""
-        return self.controller.history.key_of(turn_id)
-
     def reply_language(self, turn_id: int) -> str:
         return self.controller.history.reply_language(turn_id)
 
@@ -245,5 +252,6 @@ class VoicePipeline:
             and self.stages.playback.idle()
             and not self.stages.listener.endpointer.in_speech
             and not self.controller.busy()
+            and not self.telemetry.busy()
             and not self.stages.busy()
         )

@@ -117,4 +117,4 @@ class TurnHistory:
         conversation.commit(user_text, heard)
         if unheard:
             return TurnCancelled(turn_id, at, REOPENED)
-        return TurnCommitted(turn_id, user_text, heard)
+        return TurnCommitted(turn_id, user_text, heard, self.key_of(turn_id))

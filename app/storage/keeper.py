@@ -66,8 +66,6 @@ class _Pipeline(Protocol):
     @property
     def recorder(self) -> object: ...
 
-    def key_of(self, turn_id: int) -> object: ...
-
 
 def timings_of(turn: TurnTimeline | None) -> Timings:
     if turn is None:
@@ -183,7 +181,7 @@ class Keeper:
         log.info("%s: %s", what, exc)
         self.notify(f"{what}: the conversation database cannot be written right now.")
 
-    # ---- pipeline hooks (controller thread) --------------------------------------------------
+    # ---- pipeline hooks (telemetry thread) --------------------------------------------------
 
     def observer(self, pipeline: _Pipeline) -> Callable[[PipelineEvent], None]:
         def observe(event: PipelineEvent) -> None:
@@ -193,7 +191,7 @@ class Keeper:
         return observe
 
     def record(self, pipeline: _Pipeline, event: TurnCommitted) -> None:
-        key = pipeline.key_of(event.turn_id)
+        key = event.conversation_key
         if not isinstance(key, ConversationKey):
             return
         turns = getattr(pipeline.recorder, "turns", {})

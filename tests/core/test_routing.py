@@ -93,6 +93,8 @@ def test_every_command_of_the_turn_machine_is_executed() -> None:
     pipeline.add_observer(seen.append)
     event = SpeechStarted(at=0.0, speech_start=0.0)
     controller.execute([Publish(event)])
+    assert seen == []  # beside the decisions: delivered by the telemetry thread
+    pipeline.telemetry.drain()
     assert seen == [event]
     controller.execute([StartTurn(5, np.zeros(160, dtype=np.float32), held=True)])
     assert pipeline.live.turn_id == 5

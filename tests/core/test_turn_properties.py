@@ -82,6 +82,7 @@ class TurnOrders(RuleBasedStateMachine):
         for _ in range(1000):
             controller.tick(self.clock.t)
             if controller.inbox.empty():
+                self.pipeline.telemetry.drain()
                 return
             message = controller.inbox.get_nowait()
             controller.execute(controller.machine.tick(self.clock.t))

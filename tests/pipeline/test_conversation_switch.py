@@ -36,12 +36,13 @@ def test_a_late_commit_stays_out_of_the_new_conversation(fake_engines: Engines) 
     controller.handle(LoadConversation("You are Kai.", (("yo", "hey"),), "kai-1"))
     assert pipeline.conversation_key == "kai-1"
     seen: list[object] = []
-    pipeline.add_observer(lambda event: seen.append((event, pipeline.key_of(turn))))
+    pipeline.add_observer(seen.append)
     controller.handle(PlaybackEnded(turn, "Sure, Hana here", False, at + 3, 1.0))
+    pipeline.telemetry.drain()
     assert pipeline.machine.conversation.exchanges == [("yo", "hey")]
     assert hana.exchanges == [("hi", "hello"), ("Tell me more", "Sure, Hana here")]
-    committed = [(e, key) for e, key in seen if isinstance(e, TurnCommitted)]
-    assert committed == [(TurnCommitted(turn, "Tell me more", "Sure, Hana here"), "hana-1")]
+    committed = [e for e in seen if isinstance(e, TurnCommitted)]
+    assert committed == [TurnCommitted(turn, "Tell me more", "Sure, Hana here", "hana-1")]
 
 
 def test_loading_a_conversation_warms_its_whole_prefix(fake_engines: Engines) -> None:

@@ -15,23 +15,19 @@ from app.storage.keeper import ConversationKey, Keeper
 
 
 class _FakePipeline:
-    """What Keeper.record reads from a pipeline: the turn's key and its timeline."""
+    """What Keeper.record reads from a pipeline: the turn's timeline."""
 
-    def __init__(self, key: object) -> None:
-        self.key = key
+    def __init__(self) -> None:
         self.recorder = type("R", (), {"turns": {}})()
-
-    def key_of(self, turn_id: int) -> object:
-        return self.key
 
 
 def _commit(keeper: Keeper, key: ConversationKey, turn_id: int, user: str, heard: str,
             interrupted: bool = False) -> None:
-    pipeline = _FakePipeline(key)
+    pipeline = _FakePipeline()
     pipeline.recorder.turns[turn_id] = TurnTimeline(
         turn_id, speech_end=1.0, first_sample_played=1.6, interrupted=interrupted,
         prompt_tokens=120, reused_tokens=100, confirmed=True)
-    keeper.observer(pipeline)(TurnCommitted(turn_id, user, heard))
+    keeper.observer(pipeline)(TurnCommitted(turn_id, user, heard, key))
 
 
 def test_exchanges_are_kept_and_resumed_after_a_restart(tmp_path: Path) -> None:

@@ -8,18 +8,15 @@ are executed by another. Deadlines (the late-answer acknowledgement) come from o
 
 from __future__ import annotations
 
-import copy
 import logging
 import queue
-from collections.abc import Callable
 from typing import assert_never
 
 from app.core.acknowledgement import Acknowledger
 from app.core.announce import Announcer
 from app.core.conversation import Conversation, history_budget_chars
-from app.core.events import PipelineEvent, PlaybackEnded, SpeechStarted, Transcript, TurnCommitted
+from app.core.events import PipelineEvent, SpeechStarted, Transcript, TurnCommitted
 from app.core.languages import base_language
-from app.core.metrics import TimelineRecorder
 from app.core.ports import BudgetsPrompt, LanguageModel
 from app.core.runtime.config import MonotonicClock, PipelineConfig
 from app.core.runtime.messages import (
@@ -32,9 +29,9 @@ from app.core.runtime.messages import (
     UsePersona,
 )
 from app.core.runtime.router import JobRouter
+from app.core.runtime.telemetry_hub import TelemetryHub
 from app.core.runtime.wiring import Stages
 from app.core.stage_jobs import ExtractJob, SetLanguages, SetReplyOptions, SetVoice, WarmJob
-from app.core.telemetry import TurnTimed
 from app.core.turn import TurnMachine
 from app.core.turn_commands import (
     CancelTurn,
@@ -52,7 +49,6 @@ from app.core.turn_opening import TurnOpener
 
 log = logging.getLogger(__name__)
 
-Observer = Callable[[PipelineEvent], None]
 
 
 def history_budget(llm: LanguageModel, system_prompt: str) -> int:
@@ -77,11 +73,12 @@ class Controller:
         system_prompt: str,
         config: PipelineConfig,
         clock: MonotonicClock,
+        telemetry: TelemetryHub,
     ) -> None:
         self.stages, self.router, self.llm = stages, router, llm
         self.config, self.clock = config, clock
         self.inbox: queue.Queue[ControlMessage] = queue.Queue()
-        self.recorder = TimelineRecorder(config.timelines_kept)
+        self.telemetry = telemetry
         self.history = TurnHistory(Conversation(system_prompt, history_budget(llm, system_prompt)))
         self.machine = TurnMachine(
             self.history,
@@ -92,7 +89,6 @@ class Controller:
         )
         self.announcer = Announcer(stages.live, stages.playback, router.send, clock)
         self.acknowledger = Acknowledger(stages.playback, stages.live.is_live, self._observe)
-        self.observers: list[Observer] = []
         self._handling = False
 
     def busy(self) -> bool:
@@ -200,21 +196,14 @@ class Controller:
         self.router.send(ExtractJob(messages, self.stages.live.activity, message.done))
 
     def _observe(self, event: PipelineEvent) -> None:
+        """A control event the machine has acted on (or published): to the late-answer
+        rule, then beside the decisions to the recorder and the observers."""
         self.acknowledger.observe(event)
-        self.recorder.observe(event)
-        if isinstance(event, PlaybackEnded):
-            timeline = self.recorder.turns.get(event.turn_id)
-            if timeline is not None and timeline.confirmed:
-                self._observe(TurnTimed(event.turn_id, copy.deepcopy(timeline)))
         if isinstance(event, Transcript):  # user words: DEBUG only, never in normal logs
             log.debug("turn %d: user said %r", event.turn_id, event.text)
         elif isinstance(event, TurnCommitted):
             log.debug("turn %d: user heard %r", event.turn_id, event.heard_text)
-        for observer in self.observers:
-            try:
-                observer(event)
-            except Exception:
-                log.exception("observer failed")
+        self.telemetry.post(event)
 
     # ---- the turn machine's commands ------------------------------------------------
 
