@@ -9,6 +9,10 @@ was played so far is written to ``--output`` (and ``--timeline``), one line says
 the exit status is 128 + the signal number (130 for Ctrl-C, 143 for SIGTERM), as a shell
 reports a process killed by that signal. A second signal is not waited for: it ends the
 process at once.
+
+A turn the language model could not answer (its server answered 500 or garbage, or cut
+the stream off) is one line on stderr, no traceback; the persona's spoken apology is in
+``--output`` as in the app, everything is still written, and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ from app.adapters.file_audio import (
 )
 from app.adapters.llama_llm import PromptTooLongError
 from app.cli.server_options import add_llm_server_arguments, api_key_from_env
-from app.core.events import FloatAudio, PipelineEvent
+from app.core.events import FloatAudio, PipelineEvent, StageFailed
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import (
     Engines,
@@ -50,7 +54,7 @@ from app.core.pipeline import (
     llm_language_notice,
 )
 from app.core.ports import EchoCanceller, TurnDetector
-from app.core.telemetry import EngineNotice
+from app.core.telemetry import EngineNotice, ReplyFailed
 from app.engines import (
     EngineChoice,
     build_echo_canceller,
@@ -88,6 +92,9 @@ class RunResult:
     not_the_user: int = 0
     interrupted: bool = False
     """Stopped early by a signal: ``output`` holds what was played until then."""
+    failures: list[str] = field(default_factory=list)
+    """What failed while running (a reply the model could not give, a stage that broke),
+    one line each, as said on stderr; any makes the run's exit status 1."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -176,7 +183,8 @@ def run_file(
     )
     # its languages, voice and "Hmm," phrases, made ready before the clock starts
     pipeline.use_persona(persona_switch(persona, fresh_conversation=False))
-    pipeline.add_observer(_say_notices)
+    problems = _Problems()
+    pipeline.add_observer(problems)
     speaker = FileSpeaker(engines.tts.sample_rate, clock)
     echo_room = EchoRoom(speaker, room.delay_s, room.gain) if room else None
     mic = FileMicrophone(audio, clock, room=echo_room)
@@ -206,13 +214,40 @@ def run_file(
         resumed_after_pause=pipeline.recorder.resumed_after_pause,
         not_the_user=pipeline.recorder.not_the_user,
         interrupted=interrupted,
+        failures=problems.failures(),
     )
 
 
-def _say_notices(event: PipelineEvent) -> None:
-    """A voice that fell back while running (a language's voice missing): said on stderr."""
-    if isinstance(event, EngineNotice):
-        print(f"hanasu: {event.message}", file=sys.stderr)
+class _Problems:
+    """Says on stderr, once per distinct line, what went wrong while running: a voice that
+    fell back (a notice), a reply the language model could not give, a stage that failed
+    (those two are failures: the run could not do all of its job)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._said: set[str] = set()
+        self._failures: list[str] = []
+
+    def __call__(self, event: PipelineEvent) -> None:
+        if isinstance(event, EngineNotice):
+            self._say(event.message, failure=False)
+        elif isinstance(event, ReplyFailed):
+            self._say(f"the reply failed (the persona apologised): {event.message}", failure=True)
+        elif isinstance(event, StageFailed):
+            self._say(f"the {event.stage} stage failed: {event.message}", failure=True)
+
+    def _say(self, line: str, failure: bool) -> None:
+        with self._lock:
+            if failure:
+                self._failures.append(line)
+            if line in self._said:
+                return
+            self._said.add(line)
+        print(f"hanasu: {line}", file=sys.stderr)
+
+    def failures(self) -> list[str]:
+        with self._lock:
+            return list(self._failures)
 
 
 def _wait_until_warm(
@@ -369,7 +404,8 @@ def _signal_name(signum: int) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Exit status: 0 done, 1 a one-line error, 128 + signal number when interrupted."""
+    """Exit status: 0 done, 1 a one-line error (or a turn that could not be answered:
+    what was played is written first), 128 + signal number when interrupted."""
     for path, option in ((args.output, "--output"), (args.timeline, "--timeline")):
         if path is not None:
             check_output_path(path, option)
@@ -421,7 +457,7 @@ def main(args: argparse.Namespace) -> int:
         )
         return 128 + stopper.signum
     _log_turns(result)
-    return 0
+    return 1 if result.failures else 0
 
 
 def open_keeper() -> Keeper:

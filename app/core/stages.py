@@ -5,7 +5,8 @@ The turn machine's commands are the stages' jobs (``StartTurn`` for the transcri
 
 Each stage checks the live turn before and during its work, so a barge-in or a resumed
 utterance stops the work in flight (the LLM within one token, TTS before the next chunk).
-Errors become ``StageFailed`` events instead of killing the thread.
+Errors become ``StageFailed`` events instead of killing the thread; a reply the language
+model fails to finish ends with a spoken apology and a ``ReplyFailed`` notice instead.
 """
 
 from __future__ import annotations
@@ -13,10 +14,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from app.core.apology import apology
 from app.core.character import breaks_character
 from app.core.events import (
     ReplyChunk,
     ReplyFinished,
+    StageFailed,
     Transcript,
 )
 from app.core.languages import base_language
@@ -38,9 +41,10 @@ from app.core.stage_jobs import (
     WarmJob,
 )
 from app.core.synthesizer import SynthesizerJob
-from app.core.telemetry import PrefixReuse, TokenDelta
+from app.core.telemetry import PrefixReuse, ReplyFailed, TokenDelta
 from app.core.turn_commands import Respond, StartTurn
 from app.core.worker import HEAVY_WORK_NICENESS, LiveTurn, Publish, Worker
+from app.errors import first_line
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +104,12 @@ class Responder(Worker[ResponderJob]):
 
     def handle(self, item: ResponderJob) -> None:
         if isinstance(item, WarmJob):
-            stats = self.llm.warm(item.messages)
+            try:
+                stats = self.llm.warm(item.messages)
+            except Exception as exc:  # a server that is down: one line, each turn tries again
+                log.info("warming the persona prefix failed", exc_info=True)
+                self.publish(StageFailed(self.name, first_line(exc), None))
+                return
             log.info("warmed persona prefix: %d tokens", stats.prompt_tokens)
             return
         if isinstance(item, ExtractJob):
@@ -116,6 +125,7 @@ class Responder(Worker[ResponderJob]):
         if not self.live.is_live(turn_id):
             return
         reply: list[str] = []
+        failed: str | None = None  # one line: why the model could not finish the reply
         chunks = 0
         sentences = 0  # a clause chunk ("そうですね、") is not a sentence of the cap
 
@@ -160,11 +170,23 @@ class Responder(Worker[ResponderJob]):
                     emit(gate.flush())
                 if chunks or cancelled():
                     break
+        except Exception as exc:  # the model or its server failed: say so, in character
+            failed = first_line(exc)
+            # the traceback goes to the log file only (INFO); the user gets one line
+            log.info("turn %d: the reply failed: %s", turn_id, failed, exc_info=True)
+            if not cancelled():  # what was said stays; the unfinished sentence does not
+                chunk = ReplyChunk(turn_id, chunks, apology(item.language), self.clock.now(),
+                                   item.language)
+                chunks += 1
+                self.to_synthesizer(chunk)
+                self.publish(chunk)
         finally:
             self.to_synthesizer(EndOfReply(turn_id))
             self.publish(
                 ReplyFinished(turn_id, "".join(reply), chunks, self.clock.now(), cancelled())
             )
+        if failed is not None:
+            self.publish(ReplyFailed(turn_id, failed, self.clock.now()))
 
 
     def _extract(self, job: ExtractJob) -> None:
@@ -179,8 +201,8 @@ class Responder(Worker[ResponderJob]):
                     text.append(piece)
                     if sum(map(len, text)) >= job.max_chars:
                         break
-        except Exception:  # background help: a failure is logged, never shown as a fault
-            log.exception("memory extraction failed")
+        except Exception:  # background help: a failure is logged (the file), never shown
+            log.info("memory extraction failed", exc_info=True)
             text = None
         if cancelled():
             log.info("memory extraction cancelled: the user is talking")

@@ -75,5 +75,16 @@ class EngineNotice:
     at: float
 
 
+@dataclass(frozen=True)
+class ReplyFailed:
+    """The language model (or its server) failed while answering ``turn_id``; the persona
+    said an apology instead (``app.core.apology``). ``message`` is one line for the user:
+    a notice in the window, a line on stderr from ``hanasu run``."""
+
+    turn_id: int
+    message: str
+    at: float
+
+
 TelemetryEvent = (TokenDelta | PrefixReuse | PlaybackLevel | InputLevel | TurnTimed
-                  | EngineNotice)
+                  | EngineNotice | ReplyFailed)

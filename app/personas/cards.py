@@ -38,6 +38,7 @@ from app.personas.model import (
     VoiceChoice,
     check_languages,
 )
+from app.personas.text import plain_text
 from app.storage.safe_read import MIB, UserFileError, parse_json
 
 MAX_CARD_BYTES = 20 * MIB
@@ -291,8 +292,10 @@ def _macros(text: str, name: str, user: str) -> str:
 
 
 def _derived_prompt(name: str, fields: dict[str, str]) -> str:
-    """The persona's prompt from the card's fields as written."""
-    resolved = {k: _macros(v, name, "the user") for k, v in fields.items()}
+    """The persona's prompt from the card's fields as written (less control characters
+    and bidi overrides, as ``Persona`` keeps it: export compares the two)."""
+    resolved = {k: _macros(plain_text(v, multiline=True), name, "the user")
+                for k, v in fields.items()}
     composed = compose_prompt(name, resolved)
     prompt = resolved.get("system_prompt", "")
     if not prompt.strip():
@@ -301,7 +304,8 @@ def _derived_prompt(name: str, fields: dict[str, str]) -> str:
 
 
 def _derived_greeting(name: str, first_mes: str) -> str:
-    return _fit(_macros(first_mes, name, "friend"), MAX_GREETING_CHARS)
+    return _fit(_macros(plain_text(first_mes, multiline=True), name, "friend"),
+                MAX_GREETING_CHARS)
 
 
 def compose_prompt(name: str, fields: dict[str, str]) -> str:
@@ -365,7 +369,7 @@ def card_to_persona(card: Card, persona_id: str, image: str | None = None) -> Pe
     """The persona a card describes; unknown card fields are kept in ``persona.card``."""
     data = card.data
     fields = {key: _text(data, key) for key in _KNOWN_FIELDS}
-    name = " ".join(fields["name"].split())[:40].strip()
+    name = plain_text(fields["name"])[:40].strip()  # no terminal escapes, no bidi overrides
     if not name:
         raise CardError("the card has no name")
     prompt = _derived_prompt(name, fields)
@@ -396,7 +400,7 @@ def card_to_persona(card: Card, persona_id: str, image: str | None = None) -> Pe
         return Persona(
             id=persona_id,
             name=name,
-            description=_fit(" ".join(summary.split()), 120),
+            description=_fit(plain_text(summary), 120),
             system_prompt=prompt,
             greeting=greeting,
             language=language,
@@ -449,7 +453,7 @@ def import_card(path: Path, folder: Path, taken_ids: Iterable[str]) -> tuple[Per
     from app.personas.writer import persona_path, save_persona
 
     card = read_card(path)
-    name = " ".join(_text(card.data, "name").split())
+    name = plain_text(_text(card.data, "name"))
     taken = set(taken_ids)
     persona_id = unique_id(slug(name), taken)
     while persona_path(folder, persona_id).exists():

@@ -21,6 +21,7 @@ from app.core.acknowledgement import DEFAULT_AFTER_S as DEFAULT_ACK_AFTER_S
 from app.core.acknowledgement import default_phrases as default_ack_phrases
 from app.core.languages import SPEECH_LANGUAGES, base_language
 from app.personas.rules import CHARACTER_RULES, prompt_rules
+from app.personas.text import plain_text
 
 __all__ = ["CHARACTER_RULES", "LANGUAGE_NAMES", "Persona"]
 
@@ -226,6 +227,20 @@ class Persona(BaseModel):
     llm: LlmSettings = LlmSettings()
     acknowledgement: AcknowledgementSettings = AcknowledgementSettings()
     card: CardOrigin | None = None
+
+    @field_validator("name", "description", mode="before")
+    @classmethod
+    def _shown_plain(cls, value: Any) -> Any:
+        """Shown in the sidebar and printed by the CLI: no control characters or bidi
+        overrides (a card's name could recolour a terminal or read backwards), one line."""
+        return plain_text(value) if isinstance(value, str) else value
+
+    @field_validator("system_prompt", "greeting", mode="before")
+    @classmethod
+    def _written_plain(cls, value: Any) -> Any:
+        """The greeting is shown and spoken, the prompt shown in the editor and written to
+        the persona's file: the same characters are dropped, line breaks kept."""
+        return plain_text(value, multiline=True) if isinstance(value, str) else value
 
     @field_validator("system_prompt")
     @classmethod

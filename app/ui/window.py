@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 
 from app.core.events import AssistantState
 from app.core.pipeline import VoicePipeline, llm_language_notice
-from app.core.telemetry import EngineNotice, TurnTimed
+from app.core.telemetry import EngineNotice, ReplyFailed, TurnTimed
 from app.core.turn_commands import NOT_THE_USER, REOPENED
 from app.personas.loader import PersonaLibrary
 from app.personas.model import Persona
@@ -458,6 +458,10 @@ class MainWindow(QMainWindow):
             return
         if isinstance(item, EngineNotice):  # e.g. a language's voice fell back to eSpeak
             self.add_notice(item.message)
+            return
+        if isinstance(item, ReplyFailed):  # the persona said sorry aloud; here is why
+            self.add_notice(f"{self.persona.name} could not answer and apologised: "
+                            f"{item.message}")
             return
         ok, message = getattr(item, "ok", None), getattr(item, "message", None)
         if isinstance(ok, bool) and isinstance(message, str):

@@ -55,8 +55,10 @@ def test_overwrite_is_atomic_and_failure_is_one_line(tmp_path: Path) -> None:
 
 
 def test_carriage_returns_survive_the_file(tmp_path: Path) -> None:
-    """Found by the fuzz test above: TOML reads "\\r\\n" in a multi-line string as "\\n"."""
-    persona = Persona(id="p", name="\r\n", system_prompt="line one\r\nline two\n")
+    """Found by the fuzz test above: TOML reads "\\r\\n" in a multi-line string as "\\n".
+    (A persona now keeps every line break as "\\n", and a name on one line.)"""
+    persona = Persona(id="p", name="\r\nP\r", system_prompt="line one\r\nline two\rthree\n")
+    assert (persona.name, persona.system_prompt) == ("P", "line one\nline two\nthree\n")
     assert load_persona_file(save_persona(persona, tmp_path)) == persona
     plain = Persona(id="q", name="Q", system_prompt="line one\nline two\n")
     assert '"""' in persona_to_toml(plain)  # ordinary prompts stay readable, multi-line
