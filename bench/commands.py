@@ -3,7 +3,8 @@ argparse tree (``app/__main__.py``) when this package is importable.
 
 ``hanasu bench`` alone (with options) is the voice-to-voice latency bench (``latency.py``);
 ``hanasu bench <name>`` runs one of the others. Only the named one's module is imported, so
-``bench ui``/``asr``/``gpu`` load only what they use (``gpu`` needs the dev-only ``gguf``).
+``bench ui``/``asr``/``gpu`` load only what they use (``gpu`` and ``tiers`` need the dev-only
+``gguf``).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ SUBCOMMANDS = {
     "tts": ("bench.tts", "time to first audio per voice engine, gaps between chunks"),
     "decode": ("bench.decode", "LLM decode speed: sampler settings, prompt lookup"),
     "gpu": ("bench.gpu", "LLM TTFT, decode speed and memory on a random Gemma 4 GGUF"),
+    "tiers": ("bench.tiers", "the CPU tiers' LLMs on this machine: first token, tok/s, RSS"),
     "turns": ("bench.turns", "end-of-turn cut-offs and late ends, barge-in, phantoms"),
     "soak": ("bench.soak", "1,000 fake-engine turns on the window: RSS growth, GUI stalls"),
 }

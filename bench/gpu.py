@@ -65,13 +65,12 @@ def model_path(args: argparse.Namespace) -> tuple[Path, gemma4_gguf.Gemma4Shapes
     if args.gguf is not None:
         return args.gguf, None
     shapes = gemma4_gguf.SMALL if args.small else gemma4_gguf.REAL
-    folder = args.cache or platformdirs.user_cache_path("hanasu") / "bench"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{shapes.name}-v1.gguf"
-    if not path.is_file():
-        print(f"writing {path} (random weights) ...", flush=True)
-        gemma4_gguf.write(path, shapes)
-    return path, shapes
+    return gemma4_gguf.cached(shapes, args.cache or cache_folder()), shapes
+
+
+def cache_folder() -> Path:
+    """Where random benchmark models are kept between runs."""
+    return platformdirs.user_cache_path("hanasu") / "bench"
 
 
 def gpu_memory_mib() -> float | None:
