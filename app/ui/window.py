@@ -44,6 +44,7 @@ from app.ui.hud import LatencyHud
 from app.ui.meter import LevelMeter
 from app.ui.notices import Notice, NoticeArea
 from app.ui.persona_actions import PersonaActions
+from app.ui.readiness import Readiness
 from app.ui.sidebar import PersonaSidebar, load_picture
 from app.ui.transcript import TranscriptView
 
@@ -95,6 +96,9 @@ class MainWindow(QMainWindow):
         self.stall.start()
         self.setWindowIcon(icons.app_icon(self.persona.avatar))
         self.notices = NoticeArea()
+        self.readiness = Readiness(self)
+        """Says "Getting <name> ready…" until a switched-to persona can answer."""
+        self.readiness.changed.connect(self._refresh_avatar)
         self._build_ui()
         self._build_actions()
         self.conversations = Conversations(self, keeper) if keeper is not None else None
@@ -261,6 +265,7 @@ class MainWindow(QMainWindow):
             self.banner.hide()
         pipeline.set_muted(self.mute_action.isChecked())
         self._use_persona_settings(self.persona, greet=False)
+        self.readiness.expect(pipeline, self.persona.name)
         for notice in getattr(pipeline.engines, "notices", ()):  # e.g. a voice fallback
             self.add_notice(str(notice))
         self._refresh_avatar()
@@ -272,6 +277,7 @@ class MainWindow(QMainWindow):
 
     def detach_pipeline(self) -> None:
         self.pipeline = None
+        self.readiness.forget()
 
     def show_progress(self, message: str) -> None:
         self.progress.set_message(message)
@@ -365,6 +371,7 @@ class MainWindow(QMainWindow):
                     self.pipeline.set_system_prompt(persona.full_system_prompt())
                 self._switch_voice(persona)
                 self._use_persona_settings(persona, greet)
+                self.readiness.expect(self.pipeline, persona.name)
             self._store(self.settings.replace(persona_id=persona.id))
             self.persona_changed.emit(persona)
         self._refresh_avatar()
@@ -426,6 +433,8 @@ class MainWindow(QMainWindow):
             self.status.setText("The voice engines could not start")
         elif self.device_error:
             self.status.setText("Audio device problem")
+        elif state is AssistantState.IDLE and self.readiness.waiting_for is not None:
+            self.status.setText(f"Getting {self.readiness.waiting_for} ready…")
         else:
             self.status.setText(STATUS_TEXT[state])
 
