@@ -141,6 +141,7 @@ class PersonaSidebar(QListWidget):
                  images: dict[str, Path | None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("personaList")
+        self.setAccessibleName("Personas")
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)

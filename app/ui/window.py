@@ -33,7 +33,7 @@ from app.personas.loader import PersonaLibrary
 from app.personas.model import Persona
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings
-from app.ui import icons
+from app.ui import icons, keyboard
 from app.ui.avatar import AvatarWidget
 from app.ui.bridge import EventBridge
 from app.ui.cards import Banner, ProgressCard, card, section_label
@@ -112,6 +112,7 @@ class MainWindow(QMainWindow):
         self._set_muted_ui(settings.muted)
         for message in library.messages:  # skipped persona files, replaced built-ins
             self.add_notice(message)
+        keyboard.prepare(self)
 
     # ---- construction ----------------------------------------------------------------
 
@@ -201,7 +202,7 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         menu = self.menuBar().addMenu("&Hanasu")
         settings = QAction("&Settings…", self)
-        settings.setShortcut(QKeySequence.StandardKey.Preferences)
+        settings.setShortcut(QKeySequence("Ctrl+,"))  # Linux's Preferences binding is empty
         settings.triggered.connect(self.settings_requested.emit)
         models = QAction("&Models…", self)
         models.triggered.connect(self.models_requested.emit)
@@ -222,7 +223,7 @@ class MainWindow(QMainWindow):
         self.hud_action.toggled.connect(self.set_hud_visible)
         self.hud_button.toggled.connect(self.hud_action.setChecked)
         view.addActions([self.mute_action, self.hud_action])
-        self.addActions([self.mute_action, self.hud_action, self.quit_action])
+        self.addActions([settings, self.mute_action, self.hud_action, self.quit_action])
 
     def _connect_bridge(self) -> None:
         b, model = self.bridge, self.transcript.model
