@@ -45,6 +45,7 @@ class Banner(QFrame):
         layout.addWidget(self.text, 1)
         self.button = QPushButton()
         self.button.setObjectName("bannerAction")
+        self.button.setAccessibleName("Fix the problem")  # replaced by the action's words
         self.button.clicked.connect(self.action.emit)
         layout.addWidget(self.button)
         self.hide()
@@ -52,6 +53,7 @@ class Banner(QFrame):
     def show_message(self, message: str, action: str = "") -> None:
         self.text.setText(message)
         self.button.setText(action)
+        self.button.setAccessibleName(action.rstrip("…") or "Fix the problem")
         self.button.setVisible(bool(action))
         self.show()
 

@@ -102,6 +102,7 @@ class Conversations:
         if pipeline is not None:
             persona = self.window.persona
             pipeline.load_conversation(persona.full_system_prompt(), self._pairs, self.key)
+            self.window.readiness.expect(pipeline, persona.name)  # its history warms now
 
     # ---- menu actions ----------------------------------------------------------------------
 

@@ -9,6 +9,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QMessageBox
 
 from app.storage.settings import Settings, SettingsError, save_settings
+from app.ui import keyboard
 from app.ui.models_dialog import ModelsDialog
 from app.ui.session import Session
 from app.ui.settings_dialog import SettingsDialog
@@ -43,5 +44,6 @@ class DialogLauncher(QObject):
         if self._models is None or not self._models.isVisible():
             self._models = ModelsDialog(self._window, settings=self._window.settings,
                                         on_settings=self._window.store_settings)
+            keyboard.prepare(self._models)
         self._models.show()
         self._models.raise_()

@@ -28,7 +28,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.storage.history import ConversationInfo, HistoryStore, export_json, export_markdown
-from app.ui import theme
+from app.ui import keyboard, theme
 
 log = logging.getLogger(__name__)
 
@@ -118,6 +118,7 @@ class HistoryDialog(QDialog):
         buttons.addWidget(close)
         layout.addLayout(buttons)
         self.reload()
+        keyboard.prepare(self)
 
     # ---- contents ------------------------------------------------------------------------
 

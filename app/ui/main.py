@@ -34,6 +34,7 @@ from app.ui.gc_freeze import freeze_startup_objects
 from app.ui.notices import Notice
 from app.ui.serial_paint import paint_serially
 from app.ui.session import Session
+from app.ui.single_instance import SingleInstance, raise_window
 from app.ui.theme import apply_theme
 from app.ui.tray import create_tray
 from app.ui.window import MainWindow
@@ -92,9 +93,15 @@ def run_app(fake_engines: bool = False) -> int:
     assert isinstance(app, QApplication)
     app.setApplicationName("Hanasu")
     app.setApplicationDisplayName("Hanasu")
+    instance = SingleInstance(parent=app)
+    if not instance.claim():  # the running app was asked to show its window
+        print("hanasu: already running for this user and data folder; showing its window",
+              file=sys.stderr)
+        return 0
     apply_theme(app)
     had_settings = settings_path().exists()  # none yet: the very first launch
     window = create_window()
+    instance.activated.connect(lambda: raise_window(window))
     session = Session(window.bridge.post, fake=fake_engines, parent=window)
     session.keeper = window.conversations.keeper if window.conversations else None
     tray = create_tray(window)
@@ -143,6 +150,7 @@ def run_app(fake_engines: bool = False) -> int:
         code = app.exec()
     finally:
         restore_signals()
+        instance.release()
     if tray is not None:
         tray.hide()
     stall = window.stall

@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.storage.memory import MAX_MEMORY_CHARS, MemoryStore
-from app.ui import theme
+from app.ui import keyboard, theme
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -80,6 +80,7 @@ class MemoryDialog(QDialog):
         buttons.addWidget(close)
         layout.addLayout(buttons)
         self.reload()
+        keyboard.prepare(self)
 
     def reload(self) -> None:
         self._loading = True

@@ -46,9 +46,10 @@ from app.personas.cards import slug, unique_id
 from app.personas.loader import IMAGE_SUFFIXES
 from app.personas.model import AvatarStyle, Persona, languages_for
 from app.personas.writer import PersonaSaveError, save_persona
-from app.ui import theme
+from app.ui import keyboard, theme
 from app.ui.cards import section_label
 from app.ui.sidebar import MAX_PICTURE_BYTES, load_picture, persona_thumbnail
+from app.ui.unsaved import confirm_discard
 
 log = logging.getLogger(__name__)
 
@@ -248,6 +249,23 @@ class PersonaEditor(QDialog):
         buttons.rejected.connect(self.reject)
         outer.addWidget(buttons)
         self._refresh_face()
+        keyboard.prepare(self)
+        self._opened_with = self.fields()
+
+    def fields(self) -> tuple[object, ...]:
+        """Everything the user can change here, to tell whether anything was."""
+        return (self.name.text(), self.description.text(), self.prompt.toPlainText(),
+                self.greeting.toPlainText(), self.language.currentText(),
+                self.switch_languages.isChecked(), self.voice.currentText(),
+                self.speed.value(), self.temperature.value(), self.reply_sentences.value(),
+                self.avatar_style().model_dump_json(), self._image)
+
+    def reject(self) -> None:
+        """Escape, Cancel or the close button: ask first when something was changed."""
+        if self.saved is None and self.fields() != self._opened_with \
+                and not confirm_discard(self, self.windowTitle().removeprefix("Edit ")):
+            return
+        super().reject()
 
     # ---- sections -------------------------------------------------------------------
 

@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.storage.settings import Settings
+from app.ui import keyboard
 from app.ui.cards import section_label
 from app.ui.llm_choice import LlmChoice
 from app.ui.tasks import BackgroundTask, Report
@@ -114,6 +115,7 @@ class SettingsDialog(QDialog):
             self._devices.finished.connect(self._fill_devices)
             self._devices.failed.connect(lambda e: self._device_note(f"Cannot list devices: {e}"))
             self._devices.start()
+        keyboard.prepare(self)
 
     # ---- sections --------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from PySide6.QtCore import QPoint, QSize, Qt, Signal, SignalInstance
+from PySide6.QtCore import QPoint, QSize, Qt, QTimer, Signal, SignalInstance
 from PySide6.QtGui import (
     QAction,
     QDragEnterEvent,
@@ -45,6 +45,9 @@ DESCRIPTION_WIDTH = 170
 """Pixels a description line gets in the 270 px sidebar."""
 MAX_PICTURE_BYTES = 20 * 1024 * 1024
 CARD_SUFFIXES = (".png", ".json")
+SETTLE_MS = 400
+"""Arrow keys switch persona only once the selection rests this long (each switch starts
+warming a prompt and loading voices); Enter and a click switch at once."""
 
 
 def load_picture(path: Path | None, size: int, ratio: float = 1.0) -> QPixmap | None:
@@ -120,7 +123,8 @@ class _PersonaRow(QWidget):
 
 
 class PersonaSidebar(QListWidget):
-    """Emits ``persona_selected`` with the Persona when the user picks another one, and
+    """Emits ``persona_selected`` with the Persona when the user picks another one (a
+    click, Enter, or a selection moved by the keyboard that rests ``SETTLE_MS``), and
     one signal per persona action (the persona it applies to, where there is one)."""
 
     persona_selected = Signal(object)
@@ -137,6 +141,7 @@ class PersonaSidebar(QListWidget):
                  images: dict[str, Path | None] | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("personaList")
+        self.setAccessibleName("Personas")
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setContextMenuPolicy(Qt.ContextMenuPolicy.CustomContextMenu)
         self.customContextMenuRequested.connect(self._context_menu)
@@ -144,7 +149,13 @@ class PersonaSidebar(QListWidget):
         self.setDragDropMode(QListWidget.DragDropMode.DropOnly)
         self.personas: list[Persona] = []
         self.builtin: set[str] = set()
+        self._settle = QTimer(self)
+        self._settle.setSingleShot(True)
+        self._settle.setInterval(SETTLE_MS)
+        self._settle.timeout.connect(self._choose)
         self.currentRowChanged.connect(self._changed)
+        self.itemClicked.connect(self._choose)
+        self.itemActivated.connect(self._choose)  # Enter, or a double click
         self.buttons = self._build_buttons()
         """New / Edit / Duplicate / Delete, for the window to place under the list."""
         self.set_personas(personas, builtin or set(), images or {})
@@ -179,19 +190,26 @@ class PersonaSidebar(QListWidget):
         self._update_buttons()
 
     def select(self, persona_id: str) -> None:
+        """Select ``persona_id`` and switch to it now (not after ``SETTLE_MS``)."""
         for i, persona in enumerate(self.personas):
             if persona.id == persona_id:
                 self.setCurrentRow(i)
+                self._choose()
                 return
 
     def current_persona(self) -> Persona | None:
         row = self.currentRow()
         return self.personas[row] if 0 <= row < len(self.personas) else None
 
-    def _changed(self, row: int) -> None:
+    def _changed(self, _row: int) -> None:
         self._update_buttons()
-        if 0 <= row < len(self.personas):
-            self.persona_selected.emit(self.personas[row])
+        self._settle.start()  # restarted by every step: only a resting selection counts
+
+    def _choose(self, *_item: object) -> None:
+        self._settle.stop()
+        persona = self.current_persona()
+        if persona is not None:
+            self.persona_selected.emit(persona)
 
     # ---- actions --------------------------------------------------------------------
 

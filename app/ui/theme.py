@@ -17,6 +17,8 @@ UNHEARD_TEXT = "#565c72"
 ACCENT = "#7c8cff"
 DANGER = "#ff5d6c"
 WARNING = "#f2b134"
+FOCUS = "#b8c1ff"
+"""The keyboard focus ring: lighter than the accent (hover), so the two never look alike."""
 
 STYLESHEET = f"""
 QMainWindow, QDialog {{ background: {BG}; }}
@@ -30,10 +32,14 @@ QFrame#card {{ background: {CARD}; border: 1px solid {BORDER}; border-radius: 16
 QFrame#banner {{ background: #3a1820; border: 1px solid {DANGER}; border-radius: 12px; }}
 QFrame#banner QLabel {{ color: #ffd5da; }}
 QFrame#progressCard {{ background: {CARD_HI}; border: 1px solid {BORDER}; border-radius: 12px; }}
-QListWidget {{ background: transparent; border: none; outline: none; }}
-QListWidget::item {{ border-radius: 12px; padding: 4px; margin: 2px 0; }}
+QListWidget {{ background: transparent; border: 1px solid transparent; border-radius: 12px;
+    outline: none; }}
+QListWidget:focus {{ border-color: {BORDER}; }}
+QListWidget::item {{ border: 2px solid transparent; border-radius: 12px; padding: 2px;
+    margin: 2px 0; }}
 QListWidget::item:hover {{ background: {CARD_HI}; }}
 QListWidget::item:selected {{ background: #2b3150; }}
+QListWidget::item:focus {{ border-color: {FOCUS}; }}
 QScrollArea {{ background: transparent; border: none; }}
 QScrollArea > QWidget > QWidget {{ background: transparent; }}
 QScrollBar:vertical {{ background: transparent; width: 8px; margin: 4px 0; }}
@@ -42,9 +48,12 @@ QScrollBar::add-line:vertical, QScrollBar::sub-line:vertical {{ height: 0; }}
 QPushButton, QToolButton {{ background: {CARD_HI}; border: 1px solid {BORDER};
     border-radius: 10px; padding: 7px 14px; }}
 QPushButton:hover, QToolButton:hover {{ border-color: {ACCENT}; }}
-QPushButton:disabled {{ color: {MUTED_TEXT}; }}
+QPushButton:focus, QToolButton:focus {{ border: 2px solid {FOCUS}; padding: 6px 13px; }}
+QPushButton:disabled, QToolButton:disabled {{ color: {UNHEARD_TEXT}; background: {CARD};
+    border-color: {CARD_HI}; }}
 QPushButton#primary {{ background: {ACCENT}; border-color: {ACCENT}; color: #0d0f18;
     font-weight: 600; }}
+QPushButton#primary:focus {{ border: 2px solid {TEXT}; }}
 QToolButton#muteButton:checked {{ background: #4a1d27; border-color: {DANGER}; color: #ffd5da; }}
 QToolButton#hudButton:checked {{ border-color: {ACCENT}; color: {ACCENT}; }}
 QMenuBar {{ background: {BG}; }}
@@ -54,6 +63,12 @@ QMenu::item {{ padding: 6px 18px; border-radius: 6px; }}
 QMenu::item:selected {{ background: {CARD_HI}; }}
 QComboBox, QSpinBox, QDoubleSpinBox, QLineEdit {{ background: {CARD_HI};
     border: 1px solid {BORDER}; border-radius: 8px; padding: 5px 8px; }}
+QPlainTextEdit, QTextEdit {{ background: {CARD_HI}; border: 1px solid {BORDER};
+    border-radius: 8px; }}
+QComboBox:focus, QAbstractSpinBox:focus, QLineEdit:focus, QPlainTextEdit:focus,
+QTextEdit:focus {{ border: 1px solid {FOCUS}; }}
+QCheckBox:focus, QRadioButton:focus {{ color: {FOCUS}; }}
+QSlider:focus::handle:horizontal {{ border: 2px solid {FOCUS}; }}
 QAbstractSpinBox {{ padding-right: 24px; }}
 QComboBox::drop-down {{ subcontrol-origin: padding; subcontrol-position: center right;
     width: 24px; border: none; }}

@@ -35,7 +35,7 @@ from app.personas.model import Persona
 from app.personas.switch import persona_switch
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings
-from app.ui import icons
+from app.ui import icons, keyboard
 from app.ui.avatar import AvatarWidget
 from app.ui.bridge import EventBridge
 from app.ui.cards import Banner, ProgressCard, card, section_label
@@ -46,6 +46,7 @@ from app.ui.hud import LatencyHud
 from app.ui.meter import LevelMeter
 from app.ui.notices import Notice, NoticeArea
 from app.ui.persona_actions import PersonaActions
+from app.ui.readiness import Readiness
 from app.ui.sidebar import PersonaSidebar, load_picture
 from app.ui.transcript import TranscriptView
 
@@ -97,6 +98,9 @@ class MainWindow(QMainWindow):
         self.stall.start()
         self.setWindowIcon(icons.app_icon(self.persona.avatar))
         self.notices = NoticeArea()
+        self.readiness = Readiness(self)
+        """Says "Getting <name> ready…" until a switched-to persona can answer."""
+        self.readiness.changed.connect(self._refresh_avatar)
         self._build_ui()
         self._build_actions()
         self.conversations = Conversations(self, keeper) if keeper is not None else None
@@ -110,6 +114,7 @@ class MainWindow(QMainWindow):
         self._set_muted_ui(settings.muted)
         for message in library.messages:  # skipped persona files, replaced built-ins
             self.add_notice(message)
+        keyboard.prepare(self)
 
     # ---- construction ----------------------------------------------------------------
 
@@ -199,7 +204,7 @@ class MainWindow(QMainWindow):
     def _build_actions(self) -> None:
         menu = self.menuBar().addMenu("&Hanasu")
         settings = QAction("&Settings…", self)
-        settings.setShortcut(QKeySequence.StandardKey.Preferences)
+        settings.setShortcut(QKeySequence("Ctrl+,"))  # Linux's Preferences binding is empty
         settings.triggered.connect(self.settings_requested.emit)
         models = QAction("&Models…", self)
         models.triggered.connect(self.models_requested.emit)
@@ -220,7 +225,7 @@ class MainWindow(QMainWindow):
         self.hud_action.toggled.connect(self.set_hud_visible)
         self.hud_button.toggled.connect(self.hud_action.setChecked)
         view.addActions([self.mute_action, self.hud_action])
-        self.addActions([self.mute_action, self.hud_action, self.quit_action])
+        self.addActions([settings, self.mute_action, self.hud_action, self.quit_action])
 
     def _connect_bridge(self) -> None:
         b, model = self.bridge, self.transcript.model
@@ -262,6 +267,7 @@ class MainWindow(QMainWindow):
         if not self.device_error:
             self.banner.hide()
         pipeline.set_muted(self.mute_action.isChecked())
+        self.readiness.expect(pipeline, self.persona.name)
         for notice in getattr(pipeline.engines, "notices", ()):  # e.g. a voice fallback
             self.add_notice(str(notice))
         self._refresh_avatar()
@@ -273,6 +279,7 @@ class MainWindow(QMainWindow):
 
     def detach_pipeline(self) -> None:
         self.pipeline = None
+        self.readiness.forget()
 
     def show_progress(self, message: str) -> None:
         self.progress.set_message(message)
@@ -360,6 +367,7 @@ class MainWindow(QMainWindow):
                 self._switch_pipeline(persona, fresh=self.conversations is None)
                 if greet:
                     self._greet(persona)
+                self.readiness.expect(self.pipeline, persona.name)
             self._store(self.settings.replace(persona_id=persona.id))
             self.persona_changed.emit(persona)
         self._refresh_avatar()
@@ -425,6 +433,8 @@ class MainWindow(QMainWindow):
             self.status.setText("The voice engines could not start")
         elif self.device_error:
             self.status.setText("Audio device problem")
+        elif state is AssistantState.IDLE and self.readiness.waiting_for is not None:
+            self.status.setText(f"Getting {self.readiness.waiting_for} ready…")
         else:
             self.status.setText(STATUS_TEXT[state])
 

@@ -71,7 +71,8 @@ def test_spec_excludes_unused_qt_modules() -> None:
     text = spec_text()
     for module in ("QtWebEngineCore", "Qt3DCore", "QtQuick3D", "QtMultimedia", "QtQml"):
         assert f'"{module}"' in text, module
-    for needed in ("QtCore", "QtGui", "QtWidgets", "QtSvg"):
+    # QtNetwork: QLocalServer keeps the app to one instance (app/ui/single_instance.py)
+    for needed in ("QtCore", "QtGui", "QtWidgets", "QtSvg", "QtNetwork"):
         assert f'"{needed}"' not in text, f"{needed} must not be excluded"
 
 
