@@ -48,12 +48,14 @@ class InstanceNames:
 
 def _runtime_dir() -> Path:
     """The per-user runtime folder (``$XDG_RUNTIME_DIR/hanasu`` on Linux), or a private
-    folder in the temp dir where there is none."""
+    folder in the temp dir where there is none (looked up only then: finding the temp dir
+    writes a probe file)."""
     with warnings.catch_warnings():  # no XDG_RUNTIME_DIR: platformdirs warns, falls back
         warnings.simplefilter("ignore")
-        candidates = [platformdirs.user_runtime_path(APP_NAME)]
-    candidates.append(Path(tempfile.gettempdir()) / f"{APP_NAME}-{_user()}")
-    for folder in candidates:
+        runtime = platformdirs.user_runtime_path(APP_NAME)
+    for folder in (runtime, None):
+        if folder is None:
+            folder = Path(tempfile.gettempdir()) / f"{APP_NAME}-{_user()}"
         try:
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         except OSError:
@@ -64,10 +66,10 @@ def _runtime_dir() -> Path:
 
 
 def _user() -> str:
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):  # no passwd entry (containers)
-        return str(os.getuid()) if hasattr(os, "getuid") else "user"
+    """The user's id, without a passwd lookup (that asks nscd over a socket)."""
+    if hasattr(os, "getuid"):
+        return str(os.getuid())
+    return getpass.getuser()
 
 
 def instance_names() -> InstanceNames:
