@@ -25,7 +25,8 @@ from pathlib import Path
 import numpy as np
 
 from app.adapters.file_audio import read_audio, write_audio
-from app.cli.run import add_llm_threads_argument, load_persona_and_engines, run_file
+from app.cli.file_session import run_file
+from app.cli.run import add_llm_threads_argument, load_persona_and_engines
 from app.cli.server_options import add_llm_server_arguments
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline

@@ -55,7 +55,7 @@ REPLY = "Sure, that sounds lovely. Tell me more about it."
 TICK_MS = 5
 """The driver's, microphone's and speaker's timer (faster than the 32 ms a device gives)."""
 MIC_BACKLOG_BLOCKS = 4
-"""Blocks allowed to wait in the listener's inbox (its bound drops blocks beyond it)."""
+"""Blocks allowed to wait in the listener's microphone ring (its bound drops blocks beyond it)."""
 BARGE_AFTER_S = 0.6
 """A barge-in comes after this much of the reply has played (real time)."""
 
@@ -215,8 +215,8 @@ class _Driver:
                 and not self.pipeline.playback.speaking)
 
     def _feed_mic(self) -> None:
-        inbox = self.pipeline.listener.inbox
-        while not self._mic_idle() and inbox.qsize() < MIC_BACKLOG_BLOCKS:
+        mic = self.pipeline.listener.mic
+        while not self._mic_idle() and mic.backlog_blocks() < MIC_BACKLOG_BLOCKS:
             self.pipeline.push_audio(self._mic[self._mic_at:self._mic_at + BLOCK])
             self._mic_at += BLOCK
 

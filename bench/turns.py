@@ -152,7 +152,7 @@ def end_of_turn(case: Case, audio: FloatAudio, speech: list[tuple[float, float]]
                 ears: tuple[object, object], words: bool) -> dict[str, object]:
     """One request through the pipeline: was it cut off inside its pause, how long was the
     wait after its last word?"""
-    from app.cli.run import run_file
+    from app.cli.file_session import run_file
     from app.core.pipeline import PipelineConfig
     from app.engines import build_turn_detector
     from app.personas import load_personas
@@ -201,7 +201,7 @@ def build_case_audio(case: Case, voices: Voices) -> tuple[FloatAudio, list[tuple
 def barge_in(index: int, voices: Voices, echo: bool) -> dict[str, object]:
     """A question, a reply, the user talking over it: onset to pause, and phantom turns."""
     from app.adapters.fakes import FakeLanguageModel
-    from app.cli.run import RoomSimulation, run_file
+    from app.cli.file_session import RoomSimulation, run_file
     from app.core.pipeline import Engines
     from app.engines import EngineChoice, build_echo_canceller, build_engines
     from app.personas import load_personas

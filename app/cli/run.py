@@ -24,37 +24,25 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
 
-import numpy as np
-
 from app.adapters.file_audio import (
-    EchoRoom,
-    FileMicrophone,
-    FileSpeaker,
     OutputPathError,
     check_output_path,
     read_audio,
     write_audio,
 )
 from app.adapters.llama_llm import PromptTooLongError
+from app.cli.file_session import RoomSimulation, RunResult, run_file, timeline_json
 from app.cli.server_options import add_llm_server_arguments, api_key_from_env
-from app.core.events import FloatAudio, PipelineEvent, StageFailed
-from app.core.metrics import TurnTimeline
 from app.core.pipeline import (
     Engines,
-    MonotonicClock,
     PipelineConfig,
-    VoicePipeline,
     llm_language_notice,
 )
-from app.core.ports import EchoCanceller, TurnDetector
-from app.core.telemetry import EngineNotice, ReplyFailed
 from app.engines import (
     EngineChoice,
     build_echo_canceller,
@@ -63,39 +51,10 @@ from app.engines import (
     warm_engines,
 )
 from app.personas import Persona, load_persona_library
-from app.personas.switch import persona_switch
 from app.storage.database import open_database
-from app.storage.keeper import Keeper, attach
+from app.storage.keeper import Keeper
 
 log = logging.getLogger(__name__)
-
-IDLE_CONFIRMATIONS = 5
-"""Consecutive idle polls (50 ms apart) before a run is considered finished."""
-
-
-@dataclass(frozen=True)
-class RoomSimulation:
-    delay_s: float = 0.08
-    gain: float = 0.5
-
-
-@dataclass
-class RunResult:
-    output: FloatAudio
-    sample_rate: int
-    turns: list[TurnTimeline]
-    input_seconds: float
-    speculative_cancelled: int
-    barge_in_stops: list[float] = field(default_factory=list)
-    """Seconds from each voice onset over a reply to the reply pausing."""
-    resumed_after_pause: int = 0
-    not_the_user: int = 0
-    interrupted: bool = False
-    """Stopped early by a signal: ``output`` holds what was played until then."""
-    failures: list[str] = field(default_factory=list)
-    """What failed while running (a reply the model could not give, a stage that broke),
-    one line each, as said on stderr; any makes the run's exit status 1."""
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
@@ -155,154 +114,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=90.0,
         help="seconds to wait for replies after the input ends",
     )
-
-
-def run_file(
-    engines: Engines,
-    persona: Persona,
-    audio: FloatAudio,
-    config: PipelineConfig | None = None,
-    max_wait_s: float = 90.0,
-    echo: EchoCanceller | None = None,
-    room: RoomSimulation | None = None,
-    turn_detector: TurnDetector | None = None,
-    stop: threading.Event | None = None,
-    keeper: Keeper | None = None,
-    new_conversation: bool = False,
-) -> RunResult:
-    """Stream ``audio`` through a fresh pipeline in real time; return the speaker track.
-
-    Setting ``stop`` ends the run early (Ctrl-C): the result then holds what was played
-    so far and has ``interrupted`` set. With a ``keeper`` the persona's saved
-    conversation is resumed (or a new one started) and every exchange is saved to it.
-    """
-    stop = stop if stop is not None else threading.Event()
-    clock = MonotonicClock()
-    pipeline = VoicePipeline(
-        engines, persona.full_system_prompt(), config, clock, echo, turn_detector
-    )
-    # its languages, voice and "Hmm," phrases, made ready before the clock starts
-    pipeline.use_persona(persona_switch(persona, fresh_conversation=False))
-    problems = _Problems()
-    pipeline.add_observer(problems)
-    speaker = FileSpeaker(engines.tts.sample_rate, clock)
-    echo_room = EchoRoom(speaker, room.delay_s, room.gain) if room else None
-    mic = FileMicrophone(audio, clock, room=echo_room)
-    if keeper is not None:
-        attach(keeper, pipeline, persona.id, persona.full_system_prompt(), new_conversation)
-    pipeline.start()
-    _wait_until_warm(pipeline, stop)
-    log.info("streaming %.1f s of input as the microphone", mic.duration)
-    clock.start()
-    speaker.start(pipeline.pull_audio)
-    mic.start(pipeline.push_audio)
-    try:
-        _wait_for_replies(pipeline, clock, mic.duration, max_wait_s, stop)
-    finally:
-        mic.stop()
-        speaker.stop()
-        pipeline.stop()
-    track = speaker.recording()
-    interrupted = stop.is_set()
-    return RunResult(
-        output=track if interrupted else _trim(track, engines.tts.sample_rate, mic.duration),
-        sample_rate=engines.tts.sample_rate,
-        turns=pipeline.recorder.confirmed_turns(),
-        input_seconds=mic.duration,
-        speculative_cancelled=pipeline.recorder.speculative_cancelled,
-        barge_in_stops=pipeline.recorder.barge_in_stops,
-        resumed_after_pause=pipeline.recorder.resumed_after_pause,
-        not_the_user=pipeline.recorder.not_the_user,
-        interrupted=interrupted,
-        failures=problems.failures(),
-    )
-
-
-class _Problems:
-    """Says on stderr, once per distinct line, what went wrong while running: a voice that
-    fell back (a notice), a reply the language model could not give, a stage that failed
-    (those two are failures: the run could not do all of its job)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._said: set[str] = set()
-        self._failures: list[str] = []
-
-    def __call__(self, event: PipelineEvent) -> None:
-        if isinstance(event, EngineNotice):
-            self._say(event.message, failure=False)
-        elif isinstance(event, ReplyFailed):
-            self._say(f"the reply failed (the persona apologised): {event.message}", failure=True)
-        elif isinstance(event, StageFailed):
-            self._say(f"the {event.stage} stage failed: {event.message}", failure=True)
-
-    def _say(self, line: str, failure: bool) -> None:
-        with self._lock:
-            if failure:
-                self._failures.append(line)
-            if line in self._said:
-                return
-            self._said.add(line)
-        print(f"hanasu: {line}", file=sys.stderr)
-
-    def failures(self) -> list[str]:
-        with self._lock:
-            return list(self._failures)
-
-
-def _wait_until_warm(
-    pipeline: VoicePipeline, stop: threading.Event, timeout_s: float = 120.0
-) -> None:
-    """The persona's prefix evaluated and its languages' recognizer and voices loaded."""
-    stages = (pipeline.controller, pipeline.responder, pipeline.transcriber,
-              pipeline.synthesizer)
-    deadline = time.monotonic() + timeout_s
-    while (any(stage.busy() for stage in stages) and time.monotonic() < deadline
-           and not stop.is_set()):
-        time.sleep(0.01)
-
-
-def _wait_for_replies(
-    pipeline: VoicePipeline,
-    clock: MonotonicClock,
-    input_s: float,
-    max_wait_s: float,
-    stop: threading.Event,
-) -> None:
-    while clock.now() < input_s:
-        if stop.wait(0.05):
-            return
-    idle_polls = 0
-    deadline = input_s + max_wait_s
-    while clock.now() < deadline and idle_polls < IDLE_CONFIRMATIONS:
-        if stop.wait(0.05):
-            return
-        idle_polls = idle_polls + 1 if pipeline.is_idle() else 0
-    if idle_polls < IDLE_CONFIRMATIONS:
-        log.warning("gave up waiting for the reply after %.0f s", max_wait_s)
-
-
-def _trim(track: FloatAudio, rate: int, input_s: float) -> FloatAudio:
-    """At least as long as the input, and until the last audible sample (+0.2 s)."""
-    audible = np.flatnonzero(np.abs(track) > 1e-4)
-    last = int(audible[-1]) + 1 if audible.size else 0
-    length = max(int(np.ceil(input_s * rate)), last + int(0.2 * rate))
-    if track.size < length:
-        track = np.concatenate([track, np.zeros(length - track.size, dtype=np.float32)])
-    return track[:length]
-
-
-def timeline_json(result: RunResult, input_path: Path) -> dict[str, object]:
-    return {
-        "input": str(input_path),
-        "input_seconds": result.input_seconds,
-        "output_sample_rate": result.sample_rate,
-        "speculative_cancelled": result.speculative_cancelled,
-        "barge_in_stops": result.barge_in_stops,
-        "resumed_after_pause": result.resumed_after_pause,
-        "not_the_user": result.not_the_user,
-        "turns": [turn.as_dict() for turn in result.turns],
-    }
 
 
 def add_llm_threads_argument(parser: argparse.ArgumentParser) -> None:

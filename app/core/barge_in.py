@@ -44,6 +44,12 @@ class BargeInConfig:
     """The listener pauses a reply within about this long of the user's voice onset."""
     recent_reply_words: int = 80
     """How many of the assistant's last spoken words the echo check compares against."""
+    speech_threshold_ratio: float = 0.7
+    """While the assistant speaks, a voice counts as speech at this share of the VAD
+    threshold (0.35 at the default 0.5): echo cancellation turns the user's voice down by
+    5-7 dB then (its residual echo stays below 0.1), so interrupting needs a lower bar..."""
+    speech_min_ms: int = 224
+    """...but a longer run of speech, so a cough or a short echo burst does not count."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +63,12 @@ class BargeInPolicy:
         return self.config.enabled
 
     # ---- per frame (listener) -------------------------------------------------------
+
+    def speech_bar(self, threshold: float, min_speech_ms: int) -> tuple[float, int]:
+        """The endpointer's VAD threshold and minimum speech while the assistant speaks,
+        from the ones it uses otherwise (the sensitivity setting moves the threshold)."""
+        del min_speech_ms  # over a reply the barge-in rule's own minimum applies
+        return round(threshold * self.config.speech_threshold_ratio, 3), self.config.speech_min_ms
 
     def near_assistant(self, audible: bool, quiet_for_s: float) -> bool:
         """Whether a voice now may be the assistant's echo: it is audible, or went quiet

@@ -7,11 +7,13 @@ release the audio once ``UtteranceEnded`` confirms the user is done.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
 
+from app.core.barge_in import BargeInPolicy
 from app.core.events import FloatAudio, SpeechPaused, SpeechResumed, SpeechStarted, UtteranceEnded
 
 EndpointEvent = SpeechStarted | SpeechPaused | SpeechResumed | UtteranceEnded
@@ -37,11 +39,10 @@ class EndpointConfig:
     unfinished_end_of_turn_ms: int = 900
     """Silence needed when the turn detector says the user sounds unfinished."""
     max_utterance_s: float = 30.0
-    barge_in_threshold: float = 0.35
-    """Echo cancellation turns the user's voice down by 5-7 dB while the assistant
-    speaks (its residual echo stays below 0.1), so interrupting needs a lower bar..."""
-    barge_in_min_speech_ms: int = 224
-    """...but a longer run of speech, so a cough or a short echo burst does not count."""
+
+
+SpeechBar = Callable[[float, int], tuple[float, int]]
+"""(threshold, minimum speech ms) -> the same while the assistant speaks."""
 
 
 class _State(Enum):
@@ -53,8 +54,14 @@ class _State(Enum):
 class Endpointer:
     """Pure state machine over fixed-size frames; times are seconds of audio fed."""
 
-    def __init__(self, config: EndpointConfig | None = None) -> None:
+    def __init__(self, config: EndpointConfig | None = None,
+                 over_reply: SpeechBar | None = None) -> None:
         self.config = config or EndpointConfig()
+        cfg = self.config
+        self._bar_over_reply = (over_reply or BargeInPolicy().speech_bar)(
+            cfg.threshold, cfg.min_speech_ms)
+        """(threshold, minimum speech ms) while the assistant speaks: the barge-in rule's
+        (``BargeInPolicy.speech_bar``)."""
         self.assistant_speaking = False
         self._frames: list[FloatAudio] = []
         self._samples_fed = 0
@@ -141,8 +148,8 @@ class Endpointer:
         self._samples_fed += frame.size
         now = self._seconds(self._samples_fed)
         frame_ms = 1000.0 * frame.size / cfg.sample_rate
-        threshold = cfg.barge_in_threshold if self.assistant_speaking else cfg.threshold
-        min_speech_ms = cfg.barge_in_min_speech_ms if self.assistant_speaking else cfg.min_speech_ms
+        threshold, min_speech_ms = (self._bar_over_reply if self.assistant_speaking
+                                    else (cfg.threshold, cfg.min_speech_ms))
         events: list[EndpointEvent] = []
 
         if self._state is _State.SILENCE:

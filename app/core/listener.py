@@ -1,8 +1,9 @@
 """The listener stage: echo cancellation, VAD framing and endpointing, in arrival order.
 
-The audio callbacks only enqueue: captured blocks from the microphone and, when echo
-cancellation is on, copies of what the speaker played. Handling both on this one thread
-keeps the canceller's reference and capture streams in the order they happened.
+The capture callback only copies into ``mic`` (an ``InputRing``), read here at every
+wake-up; copies of what the speaker played (the echo canceller's reference, posted ahead of
+their playing) come through the inbox. Handling both on this one thread keeps the
+canceller's reference ahead of the capture it will be heard in.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from app.core.events import (
     SpeechStarted,
 )
 from app.core.input_guard import NonFiniteGuard
+from app.core.input_ring import InputRing
 from app.core.level_meter import LevelThrottle
 from app.core.listener_jobs import (
     ListenerJob,
@@ -49,9 +51,12 @@ log = logging.getLogger(__name__)
 
 IDLE_PAUSE_S = 0.096
 """Three 32 ms blocks per wake-up while idle (see ``Listener.idle_pause_s``)."""
+ACTIVE_POLL_S = 0.010
+"""The ring is read this often with a turn in flight (the callback wakes no one)."""
+MIC_RING_BLOCKS = 512
+"""Capture blocks (about 16 s) the microphone may run ahead of the listener."""
 NO_BARGE_IN = BargeInPolicy(BargeInConfig(enabled=False))
-DIGITAL_SILENCE = 1e-3
-"""Peak below -60 dBFS: no voice can be in the frame."""
+DIGITAL_SILENCE = 1e-3  # peak below -60 dBFS: no voice can be in the frame
 
 
 class Listener(Worker[ListenerJob]):
@@ -69,8 +74,11 @@ class Listener(Worker[ListenerJob]):
         level_interval_s: float = 0.05,
         defer_to_transcript: bool = False,
         barge_in: BargeInPolicy = NO_BARGE_IN,
+        mic_ring_blocks: int = MIC_RING_BLOCKS,
     ) -> None:
         super().__init__(publish)
+        self.mic = InputRing(mic_ring_blocks * 1024, mic_ring_blocks)
+        """What the capture callback writes to (``InputRing.write``); read by ``poll``."""
         self.vad = vad
         self.endpointer = endpointer
         self.playback = playback
@@ -81,8 +89,7 @@ class Listener(Worker[ListenerJob]):
         """The turn machine sends the end-of-turn call once the pause's words are known
         (speculative turns); the listener then only reports the audio model's score."""
         self.barge_in = barge_in
-        """Whether the user's voice pauses the reply (the turn machine then resumes it or
-        drops it once the words are known), and what counts as the assistant's echo."""
+        """When the user's voice pauses the reply, and what counts as the assistant's echo."""
         self._paused_for_voice = False
         self._voice_confirmed = False
         self._confirmed_over_reply = False
@@ -120,7 +127,20 @@ class Listener(Worker[ListenerJob]):
     def busy(self) -> bool:
         """Blocks gathering during an idle pause are not work anyone waits for: without
         this the pipeline never looked idle, and the memory pass never ran."""
-        return super().busy() and self.idle_pause_s() == 0.0
+        waiting = super().busy() or not self.mic.empty()
+        return waiting and self.idle_pause_s() == 0.0
+
+    def poll_s(self) -> float:
+        return self.idle_pause_s() or ACTIVE_POLL_S
+
+    def poll(self) -> None:
+        """Everything the microphone captured since the last look, as one block."""
+        taken = self.mic.take()
+        if taken is not None:
+            in_speech = self.endpointer.in_speech
+            self.handle(MicBlock(*taken))
+            if in_speech and not self.endpointer.in_speech:
+                self.on_settled()  # a voice ended (a click ends with no event)
 
     def handle(self, item: ListenerJob) -> None:
         match item:

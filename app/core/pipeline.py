@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from app.core.acknowledgement import Acknowledger
 from app.core.events import FloatAudio, PipelineEvent
 from app.core.listener import Listener
-from app.core.listener_jobs import MicBlock, PlayedBlock, SetListening
+from app.core.listener_jobs import PlayedBlock, SetListening
 from app.core.metrics import TimelineRecorder
 from app.core.output_ring import OutputFeeder, OutputRing
 from app.core.playback import PlaybackQueue
@@ -27,6 +27,7 @@ from app.core.runtime.config import (
     llm_language_notice,
 )
 from app.core.runtime.controller import Controller
+from app.core.runtime.idleness import IdleSignal
 from app.core.runtime.messages import (
     Extract,
     LoadConversation,
@@ -71,7 +72,6 @@ class VoicePipeline:
         self.clock: MonotonicClock = clock or MonotonicClock()
         self.engines = engines
         self.echo = echo
-        self.dropped_mic_blocks = 0
         self._router = JobRouter()
         self.telemetry = TelemetryHub(self.config.timelines_kept)
         self.stages = build_stages(engines, self.config, self.clock, self._post, self._router,
@@ -79,6 +79,12 @@ class VoicePipeline:
         self.controller = Controller(self.stages, self._router, engines.llm, system_prompt,
                                      self.config, self.clock, self.telemetry)
         self._feeder: OutputFeeder | None = None
+        self.idle = IdleSignal(self.is_idle, self.clock.now)
+        """Published idleness: ``self.idle.wait_idle(...)`` instead of polling ``is_idle``."""
+        for worker in self.stages.workers:
+            worker.on_settled = self.idle.changed
+        self.controller.on_settled = self.idle.changed
+        self.telemetry.on_settled = self.idle.changed
         self._thread = threading.Thread(target=self.controller.run, name="controller",
                                         daemon=True)
 
@@ -169,14 +175,16 @@ class VoicePipeline:
     # ---- audio device callbacks (never block) ---------------------------------------
 
     def push_audio(self, samples: FloatAudio, captured_at: float | None = None) -> None:
-        """A captured block; ``captured_at`` (its last sample, on ``self.clock``) defaults
-        to now: the listener maps the microphone's samples onto the one clock from it."""
-        inbox = self.stages.listener.inbox
-        if inbox.qsize() >= self.config.mic_queue_blocks:
-            self.dropped_mic_blocks += 1
-            return
-        at = self.clock.now() if captured_at is None else captured_at
-        inbox.put_nowait(MicBlock(samples.copy(), at))
+        """A captured block, from the input callback or a file: only copied into the
+        listener's preallocated ring (no lock, no allocation, no event). ``captured_at``
+        (its last sample, on ``self.clock``) defaults to now: the listener maps the
+        microphone's samples onto the one clock from it. A full ring drops the block."""
+        self.stages.listener.mic.write(
+            samples, self.clock.now() if captured_at is None else captured_at)
+
+    @property
+    def dropped_mic_blocks(self) -> int:
+        return self.stages.listener.mic.dropped
 
     def device_output(self, block: int) -> OutputRing:
         """For a real-time output callback: a ring the pipeline keeps filled from its own
@@ -244,7 +252,8 @@ class VoicePipeline:
         return self.controller.history.reply_language(turn_id)
 
     def is_idle(self) -> bool:
-        """No speech in progress, no live turn, nothing queued or playing."""
+        """No speech in progress, no live turn, nothing queued or playing (a look now;
+        to wait for it, ``self.idle.wait_idle``)."""
         machine = self.controller.machine
         return (
             machine.live_turn_id is None

@@ -10,9 +10,8 @@ import logging
 import os
 import queue
 import threading
-import time
 from collections.abc import Callable
-from typing import Generic, TypeVar, cast
+from typing import Generic, Protocol, TypeVar, cast, runtime_checkable
 
 from app.core.events import PipelineEvent, StageFailed
 
@@ -43,6 +42,15 @@ class LiveTurn:
 
 class _Stop:
     pass
+
+
+def _nothing() -> None:
+    pass
+
+
+@runtime_checkable
+class _HasTurn(Protocol):
+    turn_id: int | None
 
 
 _STOP = _Stop()
@@ -82,6 +90,8 @@ class Worker(Generic[Job]):
         self.publish = publish
         self.inbox: queue.Queue[Job] = queue.Queue()
         self._handling = False
+        self.on_settled: Callable[[], None] = _nothing
+        """Called when the inbox has been worked off (the pipeline's ``IdleSignal``)."""
         self._thread = threading.Thread(target=self._run, name=self.name, daemon=True)
 
     def start(self) -> None:
@@ -99,25 +109,40 @@ class Worker(Generic[Job]):
     def _run(self) -> None:
         lower_this_threads_priority(self.niceness)
         while True:
-            item = self.inbox.get()
+            try:
+                item: Job | None = self.inbox.get(timeout=self.poll_s())
+            except queue.Empty:
+                item = None
             if isinstance(item, _Stop):
                 return
-            self._handling = True
-            try:
+            self._guarded(None)  # what arrived outside the inbox comes first
+            if item is not None:
+                self._guarded(item)
+                if self.inbox.empty():
+                    self.on_settled()
+
+    def _guarded(self, item: Job | None) -> None:
+        """``handle(item)``, or ``poll()`` for None; an error becomes ``StageFailed``."""
+        self._handling = True
+        try:
+            if item is None:
+                self.poll()
+            else:
                 self.handle(item)
-            except Exception as exc:
-                log.exception("%s failed", self.name)
-                turn_id = getattr(item, "turn_id", None)
-                self.publish(StageFailed(self.name, str(exc) or type(exc).__name__, turn_id))
-            finally:
-                self._handling = False
-            pause = self.idle_pause_s()
-            if pause > 0.0 and self.inbox.empty():
-                time.sleep(pause)  # let the next items gather: one wake-up for several
+        except Exception as exc:
+            log.exception("%s failed", self.name)
+            turn_id = item.turn_id if isinstance(item, _HasTurn) else None
+            self.publish(StageFailed(self.name, str(exc) or type(exc).__name__, turn_id))
+        finally:
+            self._handling = False
 
     def handle(self, item: Job) -> None:
         raise NotImplementedError
 
-    def idle_pause_s(self) -> float:
-        """How long to let the inbox fill before the next item (0: take it at once)."""
-        return 0.0
+    def poll_s(self) -> float | None:
+        """How long to wait for an inbox item before ``poll`` (None: until one comes)."""
+        return None
+
+    def poll(self) -> None:
+        """Work that does not come through the inbox (the listener's microphone ring);
+        called at every wake-up, before the item that woke the thread, if any."""

@@ -197,17 +197,12 @@ def _one_line(exc: BaseException) -> str:
 
 
 def endpoint_config(settings: Settings) -> EndpointConfig:
-    """The endpointer's config. The barge-in threshold scales with the sensitivity
-    setting, keeping the default ratio (echo cancellation attenuates the user's voice)."""
+    """The endpointer's config (the bar over a reply follows the sensitivity setting in
+    the barge-in rule's ratio, ``BargeInConfig.speech_threshold_ratio``)."""
     from app.core.endpointing import EndpointConfig
 
-    defaults = EndpointConfig()
-    ratio = defaults.barge_in_threshold / defaults.threshold
-    return EndpointConfig(
-        threshold=settings.vad_threshold,
-        end_of_turn_ms=settings.end_of_turn_ms,
-        barge_in_threshold=round(settings.vad_threshold * ratio, 3),
-    )
+    return EndpointConfig(threshold=settings.vad_threshold,
+                          end_of_turn_ms=settings.end_of_turn_ms)
 
 
 APP_TIMELINES_KEPT = 64

@@ -190,8 +190,8 @@ class Session(QObject):
                 output_device=settings.output_device,
                 output_rate=pipeline.engines.tts.sample_rate,
                 push=pipeline.push_audio,
-                # a 16 kHz microphone's blocks go from the callback to the listener's
-                # bounded queue (non-blocking), without the forwarding thread's hop
+                # a 16 kHz microphone's blocks are copied from the callback into the
+                # listener's ring (no lock, no allocation), without the forwarder's hop
                 push_now=pipeline.push_audio,
                 pull=pipeline.pull_audio,
                 on_status=self._post,

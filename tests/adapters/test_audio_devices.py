@@ -11,7 +11,6 @@ deadline: these tests run against a real audio clock.
 from __future__ import annotations
 
 import os
-import queue
 import shutil
 import subprocess
 import threading
@@ -362,27 +361,24 @@ def test_audio_server_dying_and_returning(
 # ---- callbacks, called directly (no devices needed) --------------------------------
 
 
-def test_input_callback_never_blocks_on_a_full_queue() -> None:
+def test_input_callback_never_blocks_on_a_full_ring() -> None:
     audio = DeviceAudio(None, None, OUTPUT_RATE, lambda block: None, silence,
                         lambda status: None, queue_blocks=4)
     frames = audio._block
     flags = SimpleNamespace(input_overflow=False)
     for value in range(4):
         audio._input_callback(np.full((frames, 1), value, np.float32), frames, None, flags)
-    assert audio._queue.full()
+    assert audio._capture.backlog_blocks() == 4
 
     started = time.perf_counter()
     audio._input_callback(np.full((frames, 1), 9, np.float32), frames, None, flags)
-    assert time.perf_counter() - started < 0.05  # put_nowait: no waiting for space
+    assert time.perf_counter() - started < 0.05  # no waiting for space
     assert audio.counters.queue_overflows == 1
 
-    queued: list[float] = []
-    with pytest.raises(queue.Empty):
-        while True:
-            rate, block = audio._queue.get_nowait()
-            assert rate == 16_000
-            queued.append(float(block[0]))
-    assert queued == [0.0, 1.0, 2.0, 3.0]  # the dropped block overwrote none of them
+    taken = audio._capture.take()
+    assert taken is not None
+    kept = taken[0].reshape(4, frames)[:, 0].tolist()
+    assert kept == [0.0, 1.0, 2.0, 3.0]  # the dropped block overwrote none of them
 
 
 def test_a_16k_microphone_is_pushed_from_the_callback_without_the_forwarder() -> None:
@@ -395,7 +391,7 @@ def test_a_16k_microphone_is_pushed_from_the_callback_without_the_forwarder() ->
         audio._input_callback(np.full((frames, 1), value, np.float32), frames, None, flags)
     assert [float(block[0]) for block in pushed] == [0.0, 1.0, 2.0]
     assert all(block.size == frames for block in pushed)
-    assert audio._queue.empty()  # the forwarding thread has nothing to do
+    assert audio._capture.empty()  # the forwarding thread has nothing to do
 
     def broken(block: FloatAudio) -> None:
         raise RuntimeError("listener gone")
@@ -409,13 +405,13 @@ def test_a_microphone_at_another_rate_still_goes_through_the_resampler() -> None
     pushed: list[FloatAudio] = []
     audio = DeviceAudio(None, None, OUTPUT_RATE, lambda block: None, silence,
                         lambda status: None, push_now=pushed.append)
-    audio._prepare_slots(44_100)
+    audio._prepare_capture(44_100)
     frames = audio._block
     audio._input_callback(np.zeros((frames, 1), np.float32), frames, None,
                           SimpleNamespace(input_overflow=False))
     assert not pushed
-    rate, _block = audio._queue.get_nowait()
-    assert rate == 44_100
+    taken = audio._capture.take()
+    assert taken is not None and taken[0].size == frames  # for the forwarder to resample
 
 
 def test_input_callback_counts_portaudio_overflows() -> None:

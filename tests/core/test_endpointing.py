@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from app.core.barge_in import BargeInConfig, BargeInPolicy
 from app.core.endpointing import EndpointConfig, Endpointer, EndpointEvent
 from app.core.events import SpeechPaused, SpeechResumed, SpeechStarted, UtteranceEnded
 
@@ -80,10 +81,11 @@ def test_hysteresis_keeps_speech_through_a_dip() -> None:
 
 
 def test_barge_in_needs_longer_speech_while_assistant_speaks() -> None:
-    cfg = EndpointConfig(min_speech_ms=96, barge_in_min_speech_ms=288)
-    quiet = Endpointer(cfg)
+    cfg = EndpointConfig(min_speech_ms=96)
+    bar = BargeInPolicy(BargeInConfig(speech_min_ms=288)).speech_bar
+    quiet = Endpointer(cfg, over_reply=bar)
     assert kinds(feed(quiet, [0.9] * 4)) == ["SpeechStarted"]
-    speaking = Endpointer(cfg)
+    speaking = Endpointer(cfg, over_reply=bar)
     speaking.assistant_speaking = True
     assert feed(speaking, [0.9] * 4) == []
     assert kinds(feed(speaking, [0.9] * 6)) == ["SpeechStarted"]

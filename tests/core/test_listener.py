@@ -9,7 +9,7 @@ from app.core.barge_in import BargeInPolicy
 from app.core.endpointing import EndpointConfig, Endpointer
 from app.core.events import FloatAudio, PipelineEvent, UtteranceEnded
 from app.core.listener import Listener
-from app.core.listener_jobs import MicBlock, PlayedBlock, to_pipeline_rate
+from app.core.listener_jobs import ListenerJob, MicBlock, PlayedBlock, to_pipeline_rate
 from app.core.playback import PlaybackQueue
 from app.core.telemetry import InputLevel, level_db
 from app.core.utterance_text import EndOfTurnCall
@@ -378,38 +378,37 @@ def test_an_idle_listener_takes_blocks_a_few_at_a_time_but_never_while_anyone_sp
     assert playback.speaking and listener.idle_pause_s() == 0.0  # barge-in must be quick
 
 
-def test_a_worker_with_an_idle_pause_wakes_once_for_several_items() -> None:
-    import threading
+def test_an_idle_listener_takes_the_microphone_a_few_blocks_at_a_time() -> None:
+    """The capture callback wakes no one: the listener reads its ring, every 96 ms while
+    nothing is going on (one wake-up for three blocks), every 10 ms with a turn in flight."""
     import time
 
-    from app.core.worker import Worker
+    from app.core.listener import ACTIVE_POLL_S, IDLE_PAUSE_S
 
-    handled: list[tuple[int, float]] = []
-    done = threading.Event()
+    events: list[PipelineEvent] = []
+    playback = PlaybackQueue(16_000, events.append)
+    taken: list[int] = []
 
-    class Batching(Worker[int]):
-        name = "batching"
+    class Recording(Listener):
+        def handle(self, item: ListenerJob) -> None:
+            if isinstance(item, MicBlock):
+                taken.append(item.samples.size)
+            super().handle(item)
 
-        def handle(self, item: int) -> None:
-            handled.append((item, time.monotonic()))
-            if item == 4:
-                done.set()
-
-        def idle_pause_s(self) -> float:
-            return 0.2
-
-    worker = Batching(lambda event: None)
-    worker.start()
-    worker.inbox.put(0)
-    time.sleep(0.05)  # the worker is pausing after item 0
-    for item in (1, 2, 3, 4):
-        worker.inbox.put(item)
-    assert done.wait(2.0)
-    worker.stop()
-    times = [at for _, at in handled]
-    assert [item for item, _ in handled] == [0, 1, 2, 3, 4]
-    assert times[1] - times[0] >= 0.19  # gathered during the pause...
-    assert times[4] - times[1] < 0.05  # ...then taken in one go
+    listener = Recording(events.append, FakeVoiceActivity(), Endpointer(CFG), playback)
+    assert listener.poll_s() == IDLE_PAUSE_S
+    listener.start()
+    try:
+        for index in range(9):
+            assert listener.mic.write(quiet(0.032), index * 0.032)
+            time.sleep(0.032)
+        time.sleep(2 * IDLE_PAUSE_S)
+    finally:
+        listener.stop()
+    assert sum(taken) == 9 * 512  # every sample, in order, once
+    assert 2 <= len(taken) <= 6  # a few looks, not one per block
+    playback.begin(1, held=False)  # a reply in flight: look often
+    assert listener.poll_s() == ACTIVE_POLL_S
 
 
 def test_blocks_gathering_in_an_idle_pause_do_not_make_the_listener_busy() -> None:

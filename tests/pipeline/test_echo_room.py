@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from app.adapters.file_audio import read_audio
-from app.cli.run import RoomSimulation, run_file
+from app.cli.file_session import RoomSimulation, run_file
 from app.core.pipeline import Engines
 from app.engines import EngineChoice, build_echo_canceller, build_engines, warm_engines
 from app.personas import Persona

@@ -19,7 +19,7 @@ from app.adapters.fakes import (
     FakeSynthesizer,
     FakeVoiceActivity,
 )
-from app.cli.run import run_file
+from app.cli.file_session import run_file
 from app.core.memory_intents import MEMORY_HEADER
 from app.core.pipeline import Engines
 from app.personas import Persona

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from app.adapters.fakes import FakeLanguageModel, FakeSynthesizer, FakeTurnDetector
-from app.cli.run import run_file
+from app.cli.file_session import run_file
 from app.core.events import FloatAudio
 from app.core.pipeline import Engines
 from app.core.turn_commands import REOPENED

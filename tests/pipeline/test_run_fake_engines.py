@@ -12,7 +12,7 @@ from app.adapters.fakes import (
     FakeSynthesizer,
     FakeVoiceActivity,
 )
-from app.cli.run import run_file
+from app.cli.file_session import run_file
 from app.core.pipeline import Engines
 from app.personas import Persona
 from tests.pipeline.conftest import silence, voiced

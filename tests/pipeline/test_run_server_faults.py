@@ -10,7 +10,7 @@ import numpy as np
 
 from app.adapters.fakes import FakeRecognizer, FakeSynthesizer, FakeVoiceActivity
 from app.adapters.openai_llm import OpenAILanguageModel
-from app.cli.run import RunResult, run_file
+from app.cli.file_session import RunResult, run_file
 from app.core.pipeline import Engines
 from app.personas import load_personas
 from tests.pipeline.conftest import silence, voiced

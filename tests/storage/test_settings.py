@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from app.core.barge_in import BargeInPolicy
 from app.core.endpointing import EndpointConfig
 from app.storage.settings import (
     CURRENT_VERSION,
@@ -168,8 +169,10 @@ def test_endpoint_config_mapping() -> None:
     assert config.threshold == 0.7
     assert config.end_of_turn_ms == 900
     # less sensitive speech detection makes interrupting harder too, in the same ratio
-    assert config.barge_in_threshold > EndpointConfig().barge_in_threshold
-    assert config.barge_in_threshold < config.threshold
+    over_reply, _ms = BargeInPolicy().speech_bar(config.threshold, config.min_speech_ms)
+    default_over_reply, _ms = BargeInPolicy().speech_bar(EndpointConfig().threshold, 0)
+    assert default_over_reply == 0.35  # the tuned default, at the default sensitivity
+    assert default_over_reply < over_reply < config.threshold
     default = endpoint_config(Settings())
     assert default == EndpointConfig()
 

@@ -112,7 +112,7 @@ def test_mute_stops_listening(qtbot: QtBot, window: MainWindow,
     assert window.mute_button.isChecked() and window.mute_button.text() == "Muted"
     assert window.avatar.state is S.MUTED
     feed(pipeline, *utterance())
-    qtbot.waitUntil(lambda: pipeline.listener.inbox.empty() and not pipeline.listener.busy(),
+    qtbot.waitUntil(lambda: pipeline.listener.mic.empty() and not pipeline.listener.busy(),
                     timeout=5_000)
     window.bridge.drain()
     assert not [e for e in events if isinstance(e, SpeechStarted | Transcript)]

@@ -67,8 +67,8 @@ class PipelineConfig:
     max_reply_sentences: int | None = 4
     """Spoken replies stop after this many sentences (small models ramble for a minute);
     the user can always ask it to go on."""
-    mic_queue_blocks: int = 512
-    """Blocks the microphone may run ahead of the listener before blocks are dropped."""
+    mic_ring_blocks: int = 512
+    """Capture blocks the microphone may run ahead of the listener before blocks are dropped."""
     timelines_kept: int | None = None
     """Turn timelines the recorder keeps (None: all; the desktop app keeps the last 64)."""
     words_end_turns: bool = True

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import queue
+from collections.abc import Callable
 from typing import assert_never
 
 from app.core.acknowledgement import Acknowledger
@@ -48,7 +49,6 @@ from app.core.turn_history import TurnHistory
 from app.core.turn_opening import TurnOpener
 
 log = logging.getLogger(__name__)
-
 
 
 def history_budget(llm: LanguageModel, system_prompt: str) -> int:
@@ -90,6 +90,8 @@ class Controller:
         self.announcer = Announcer(stages.live, stages.playback, router.send, clock)
         self.acknowledger = Acknowledger(stages.playback, stages.live.is_live, self._observe)
         self._handling = False
+        self.on_settled: Callable[[], None] = lambda: None
+        """Called when the inbox has been worked off (the pipeline's ``IdleSignal``)."""
 
     def busy(self) -> bool:
         """A message is queued or being handled (its jobs may not have reached the stages)."""
@@ -122,6 +124,8 @@ class Controller:
                 log.exception("controller failed on %r", type(message).__name__)
             finally:
                 self._handling = False
+            if message is not None and self.inbox.empty():
+                self.on_settled()
 
     def wait_s(self, now: float) -> float | None:
         """Seconds until the nearest deadline (None: none is set)."""

@@ -30,6 +30,8 @@ class TelemetryHub:
         self.observers: list[Observer] = []
         self.inbox: queue.Queue[PipelineEvent | None] = queue.Queue()
         self._handling = False
+        self.on_settled: Callable[[], None] = lambda: None
+        """Called when the queue has been worked off (the pipeline's ``IdleSignal``)."""
         self._thread = threading.Thread(target=self._run, name="telemetry", daemon=True)
 
     def post(self, event: PipelineEvent) -> None:
@@ -66,6 +68,8 @@ class TelemetryHub:
                 self.deliver(event)
             finally:
                 self._handling = False
+            if self.inbox.empty():
+                self.on_settled()
 
     def deliver(self, event: PipelineEvent) -> None:
         self.recorder.observe(event)

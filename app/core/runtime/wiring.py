@@ -6,8 +6,9 @@ to the others through ``router.send``; nothing here runs or decides anything.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Protocol
 
 from app.core.barge_in import BargeInConfig, BargeInPolicy
 from app.core.endpointing import Endpointer
@@ -18,7 +19,19 @@ from app.core.runtime.config import Engines, MonotonicClock, PipelineConfig
 from app.core.runtime.router import JobRouter
 from app.core.stages import Responder, Transcriber
 from app.core.synthesizer import Synthesizer
-from app.core.worker import LiveTurn, Publish, Worker
+from app.core.worker import LiveTurn, Publish
+
+
+class StageThread(Protocol):
+    """What the pipeline does with every stage, whatever its inbox's type."""
+
+    on_settled: Callable[[], None]
+
+    def start(self) -> None: ...
+
+    def stop(self, timeout: float = 5.0) -> None: ...
+
+    def busy(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -34,7 +47,7 @@ class Stages:
     synthesizer: Synthesizer
 
     @property
-    def workers(self) -> tuple[Worker[Any], ...]:
+    def workers(self) -> tuple[StageThread, ...]:
         """In start order: the listener first, so the microphone is drained at once."""
         return (self.listener, self.transcriber, self.responder, self.synthesizer)
 
@@ -60,12 +73,13 @@ def build_stages(
     listener = Listener(
         publish,
         engines.vad,
-        Endpointer(config.endpoint),
+        Endpointer(config.endpoint, over_reply=barge_in.speech_bar),
         playback,
         echo,
         turn_detector,
         defer_to_transcript=config.speculative and config.words_end_turns,
         barge_in=barge_in,
+        mic_ring_blocks=config.mic_ring_blocks,
     )
     stages = Stages(
         live=live,
