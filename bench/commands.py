@@ -20,6 +20,8 @@ SUBCOMMANDS = {
     "decode": ("bench.decode", "LLM decode speed: sampler settings, prompt lookup"),
     "gpu": ("bench.gpu", "LLM TTFT, decode speed and memory on a random Gemma 4 GGUF"),
     "tiers": ("bench.tiers", "the CPU tiers' LLMs on this machine: first token, tok/s, RSS"),
+    "conversation": ("bench.conversation",
+                     "one long spoken conversation: V2V per turn from the audio, held-out set"),
     "turns": ("bench.turns", "end-of-turn cut-offs and late ends, barge-in, phantoms"),
     "soak": ("bench.soak", "1,000 fake-engine turns on the window: RSS growth, GUI stalls"),
 }
