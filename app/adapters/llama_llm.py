@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from app.adapters.errors import EngineLoadError, first_line
+from app.adapters.sampling import SamplingConfig
+from app.adapters.stream_filters import ReplyFilter
 from app.adapters.template_guard import MarkerGuard, model_markers
 from app.core.ports import ChatMessage, PromptStats
 from app.gpu import first_gpu
@@ -95,86 +97,6 @@ class PromptTooLongError(EngineLoadError):
         )
 
 
-class _StopFilter:
-    """Holds back text that might be the start of a stop string, so none is ever spoken.
-
-    Only text containing a stop string's first characters (e.g. ``<``) is delayed, so
-    ordinary pieces pass through one token at a time.
-    """
-
-    def __init__(self, stops: Sequence[str]) -> None:
-        self._stops = [s for s in stops if s]
-        self._pending = ""
-        self.stopped = False
-
-    def feed(self, text: str) -> str:
-        if self.stopped:
-            return ""
-        self._pending += text
-        for stop in self._stops:
-            at = self._pending.find(stop)
-            if at >= 0:
-                self.stopped = True
-                out, self._pending = self._pending[:at], ""
-                return out
-        keep = 0
-        for stop in self._stops:
-            for k in range(min(len(stop) - 1, len(self._pending)), keep, -1):
-                if self._pending.endswith(stop[:k]):
-                    keep = k
-                    break
-        cut = len(self._pending) - keep
-        out, self._pending = self._pending[:cut], self._pending[cut:]
-        return out
-
-    def flush(self) -> str:
-        out, self._pending = self._pending, ""
-        return out
-
-
-def _partial_suffix(text: str, marker: str) -> int:
-    """Length of the longest end of ``text`` that could be the start of ``marker``."""
-    for k in range(min(len(marker) - 1, len(text)), 0, -1):
-        if text.endswith(marker[:k]):
-            return k
-    return 0
-
-
-class _ThoughtFilter:
-    """Drops a Gemma 4 thought block (``<|channel>...<channel|>``) should the model write
-    one although thinking is off: its markers are plain text to the tokenizer, and a
-    reasoning trace must never be spoken."""
-
-    OPEN, CLOSE = "<|channel>", "<channel|>"
-
-    def __init__(self) -> None:
-        self._pending = ""
-        self._inside = False
-
-    def feed(self, text: str) -> str:
-        self._pending += text
-        out: list[str] = []
-        while True:
-            marker = self.CLOSE if self._inside else self.OPEN
-            at = self._pending.find(marker)
-            if at < 0:
-                break
-            if not self._inside:
-                out.append(self._pending[:at])
-            self._pending = self._pending[at + len(marker) :]
-            self._inside = not self._inside
-        keep = _partial_suffix(self._pending, self.CLOSE if self._inside else self.OPEN)
-        if not self._inside:
-            out.append(self._pending[: len(self._pending) - keep])
-        self._pending = self._pending[len(self._pending) - keep :] if keep else ""
-        return "".join(out)
-
-    def flush(self) -> str:
-        out = "" if self._inside else self._pending
-        self._pending = ""
-        return out
-
-
 def default_threads(cores: int | None = None) -> int | None:
     """Decode threads: one on a machine with two cores or fewer, else None (llama-cpp-python's
     default, half the cores). Prompt evaluation (``n_threads_batch``) keeps every core.
@@ -198,16 +120,13 @@ class LlamaLanguageModel:
         n_gpu_layers: int | None = None,
         n_ctx: int = 4096,
         n_threads: int | None = None,
-        temperature: float = 0.7,
-        max_tokens: int = 200,
-        seed: int | None = None,
-        top_k: int = 40,
-        top_p: float = 0.95,
-        min_p: float = 0.05,
-        repeat_penalty: float = 1.0,
+        sampling: SamplingConfig | None = None,
         prompt_lookup_tokens: int = 0,
     ) -> None:
-        """``prompt_lookup_tokens``: draft that many tokens by prompt lookup (llama-cpp-
+        """``sampling``: the app's defaults when None; a persona may change its
+        temperature (``set_temperature``).
+
+        ``prompt_lookup_tokens``: draft that many tokens by prompt lookup (llama-cpp-
         python's ``LlamaPromptLookupDecoding``); 0, the default, drafts none: on the embedded
         model it decoded slower (``hanasu bench decode``), since a reply seldom repeats its
         prompt and drafting needs the logits of every position."""
@@ -216,6 +135,8 @@ class LlamaLanguageModel:
         import llama_cpp
 
         self._llama_cpp: Any = llama_cpp
+        self.sampling = sampling if sampling is not None else SamplingConfig()
+        self._active = self.sampling
         layers = self._auto_gpu_layers(path) if n_gpu_layers is None else n_gpu_layers
         kwargs: dict[str, Any] = {
             "n_gpu_layers": layers,
@@ -224,9 +145,8 @@ class LlamaLanguageModel:
             "verbose": False,
             # Keep the full-size sliding-window cache (Gemma): prefix reuse depends on it.
             "swa_full": True,
+            **self.sampling.llama_load_kwargs(),
         }
-        if seed is not None:
-            kwargs["seed"] = seed
         if prompt_lookup_tokens > 0:
             from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
@@ -273,15 +193,6 @@ class LlamaLanguageModel:
             stops.extend(_GEMMA_STOPS)
         self.stop_strings: tuple[str, ...] = tuple(s for s in stops if s)
         self._vocab = model.vocab
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self._sampling: dict[str, Any] = {
-            "temp": temperature,
-            "top_k": top_k,
-            "top_p": top_p,
-            "min_p": min_p,
-            "repeat_penalty": repeat_penalty,
-        }
         self._lock = threading.Lock()
         self._epoch = 0
         log.info(
@@ -359,11 +270,11 @@ class LlamaLanguageModel:
 
     def set_temperature(self, temperature: float | None) -> None:
         """The persona's sampling temperature for the next replies (None: the default)."""
-        self._sampling["temp"] = self.temperature if temperature is None else temperature
+        self._active = self.sampling.with_temperature(temperature)
 
     def prompt_budget(self) -> int:
         """Prompt tokens that fit the context while leaving room for a whole reply."""
-        return int(self._llm.n_ctx()) - self.max_tokens
+        return int(self._llm.n_ctx()) - self.sampling.max_tokens
 
     def _check_fits(self, tokens: int) -> None:
         if tokens > self.prompt_budget():
@@ -449,18 +360,19 @@ class LlamaLanguageModel:
         llama_cpp = self._llama_cpp
         gen: Any = None
         utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        stop = _StopFilter(self.stop_strings)
-        thought = _ThoughtFilter()
-        started = False
+        reply = ReplyFilter(self.stop_strings)
+        sampling = self._active
         try:
-            for _ in range(self.max_tokens):
+            for _ in range(sampling.max_tokens):
                 if cancelled():
                     return
                 with self._lock:
                     if self._epoch != epoch:  # a newer stream()/warm() took over the cache
                         return
                     if gen is None:
-                        gen = self._llm.generate(new_tokens, reset=False, **self._sampling)
+                        gen = self._llm.generate(
+                            new_tokens, reset=False, **sampling.llama_kwargs()
+                        )
                     token = next(gen, None)
                 if token is None or llama_cpp.llama_vocab_is_eog(self._vocab, token):
                     break
@@ -468,21 +380,12 @@ class LlamaLanguageModel:
                 as_text = model.detokenize([token], special=True).decode("utf-8", errors="ignore")
                 if as_text in self.stop_strings:
                     break
-                piece = thought.feed(
-                    stop.feed(utf8.decode(model.detokenize([token], special=False)))
-                )
-                if not started:
-                    piece = piece.lstrip()
-                    started = bool(piece)
+                piece = reply.feed(utf8.decode(model.detokenize([token], special=False)))
                 if piece:
                     yield piece
-                if stop.stopped:
-                    return
-            tail = stop.feed(utf8.decode(b"", final=True))
-            tail += "" if stop.stopped else stop.flush()
-            tail = thought.feed(tail) + thought.flush()
-            if not started:
-                tail = tail.lstrip()
+                if reply.stopped:
+                    break
+            tail = reply.finish(utf8.decode(b"", final=True))
             if tail:
                 yield tail
         finally:

@@ -4,8 +4,9 @@
 It implements the same ``LanguageModel`` port as the in-process llama.cpp model, so the
 pipeline cannot tell them apart:
 
-* one piece per streamed chunk (servers send one token per chunk), with the same stop
-  filter and Gemma 4 thought filter as in-process (imported from ``llama_llm``);
+* one piece per streamed chunk (servers send one token per chunk), through the same
+  reply filter (stop strings, Gemma 4 thought blocks) and the same sampling config as
+  in-process;
 * barge-in closes the HTTP stream before the next piece is yielded, which is how
   llama-server, vLLM and ``llama_cpp.server`` learn to stop generating (they abort a
   request whose client disconnected);
@@ -35,8 +36,9 @@ from urllib.parse import urlsplit, urlunsplit
 import httpx
 
 from app.adapters.errors import EngineLoadError, first_line
-from app.adapters.llama_llm import _StopFilter, _ThoughtFilter
+from app.adapters.sampling import SamplingConfig
 from app.adapters.sse import TooLong, capped_body, capped_lines
+from app.adapters.stream_filters import ReplyFilter
 from app.adapters.template_guard import KNOWN_MARKERS, MarkerGuard
 from app.core.ports import ChatMessage, PromptStats
 
@@ -55,6 +57,7 @@ EXTENSIONS = (
     "stream_options",
     "top_k",
     "min_p",
+    "repeat_penalty",
 )
 """Request fields beyond OpenAI's own; dropped (once, remembered) if a server rejects them."""
 
@@ -175,12 +178,7 @@ class OpenAILanguageModel:
         base_url: str,
         model: str | None = None,
         api_key: str | None = None,
-        temperature: float = 0.7,
-        max_tokens: int = 200,
-        seed: int | None = None,
-        top_k: int = 40,
-        top_p: float = 0.95,
-        min_p: float = 0.05,
+        sampling: SamplingConfig | None = None,
         connect_timeout_s: float = 5.0,
         read_timeout_s: float = 30.0,
         warm_timeout_s: float = 120.0,
@@ -188,8 +186,8 @@ class OpenAILanguageModel:
         self.base_url = api_base(base_url)
         self.server = redact(self.base_url)
         self.model = (model or "").strip() or None
-        self.max_tokens = max_tokens
-        self._temperature = temperature
+        self.sampling = sampling if sampling is not None else SamplingConfig()
+        self._active = self.sampling
         self.context: int | None = None
         """The server's context length for this model, once known."""
         self.read_timeout_s = read_timeout_s
@@ -204,14 +202,6 @@ class OpenAILanguageModel:
             timeout=httpx.Timeout(read_timeout_s, connect=connect_timeout_s),
             follow_redirects=False,
         )
-        self._sampling: dict[str, Any] = {
-            "temperature": temperature,
-            "top_p": top_p,
-            "top_k": top_k,
-            "min_p": min_p,
-        }
-        if seed is not None:
-            self._sampling["seed"] = seed
         self._plain = False  # the server rejected the non-OpenAI fields: send none
         self._dropped: tuple[ChatMessage, ...] = ()
         self._lock = threading.Lock()
@@ -225,7 +215,7 @@ class OpenAILanguageModel:
     def prompt_budget(self) -> int | None:
         """Prompt tokens that fit the server's context with room for a reply, once known
         (learnt by ``warm``; never asks the network, so it is safe on any thread)."""
-        return None if self.context is None else max(self.context - self.max_tokens, 0)
+        return None if self.context is None else max(self.context - self.sampling.max_tokens, 0)
 
     def _learn_context(self) -> None:
         try:
@@ -235,7 +225,7 @@ class OpenAILanguageModel:
 
     def set_temperature(self, temperature: float | None) -> None:
         """The persona's sampling temperature for the next replies (None: the default)."""
-        self._sampling["temperature"] = self._temperature if temperature is None else temperature
+        self._active = self.sampling.with_temperature(temperature)
 
     # ---- requests ------------------------------------------------------------------------
 
@@ -255,8 +245,8 @@ class OpenAILanguageModel:
             "model": self._model_name(),
             "messages": [{"role": m.role, "content": _GUARD(m.content)} for m in messages],
             "stream": stream,
+            **self._active.openai_fields(),
             "max_tokens": max_tokens,
-            **self._sampling,
         }
         if not self._plain:
             body["cache_prompt"] = True  # llama.cpp: keep the slot's KV cache for the next turn
@@ -431,10 +421,8 @@ class OpenAILanguageModel:
         if cancelled():
             return
         started = time.perf_counter()
-        response, _ = self._open(messages, True, self.max_tokens, self.read_timeout_s)
-        stop = _StopFilter(self.stop_strings)
-        thought = _ThoughtFilter()
-        began = False
+        response, _ = self._open(messages, True, self._active.max_tokens, self.read_timeout_s)
+        reply = ReplyFilter(self.stop_strings)
         chunks = 0
         ttft: float | None = None
         stats: tuple[int, int | None] | None = None
@@ -478,21 +466,15 @@ class OpenAILanguageModel:
                 if not text:
                     continue
                 chunks += 1
-                piece = thought.feed(stop.feed(text))
-                if not began:
-                    piece = piece.lstrip()
-                    began = bool(piece)
+                piece = reply.feed(text)
                 if piece:
                     if ttft is None:
                         ttft = time.perf_counter() - started
                     report()
                     yield piece
-                if stop.stopped:
+                if reply.stopped:
                     break
-            tail = "" if stop.stopped else stop.flush()
-            tail = thought.feed(tail) + thought.flush()
-            if not began:
-                tail = tail.lstrip()
+            tail = reply.finish()
             report()
             if tail:
                 yield tail
