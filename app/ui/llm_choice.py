@@ -113,7 +113,7 @@ class LlmChoice(QWidget):
         """Why these values cannot be saved, in one line (None when they can)."""
         if self.backend() != SERVER:
             return None
-        from app.adapters.openai_llm import LlmServerError, api_base
+        from app.adapters.openai_errors import LlmServerError, api_base
 
         try:
             api_base(self.url.text())

@@ -9,7 +9,8 @@ import time
 
 import pytest
 
-from app.adapters.openai_llm import LlmServerError, OpenAILanguageModel, api_base
+from app.adapters.openai_errors import LlmServerError, api_base
+from app.adapters.openai_llm import OpenAILanguageModel
 from app.adapters.sampling import SamplingConfig
 from app.core.ports import ChatMessage, PromptStats
 from tests.support.openai_server import StubRequest, StubServer, free_port, llama_chunks

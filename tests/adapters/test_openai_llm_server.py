@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.adapters.openai_llm import LlmServerError, OpenAILanguageModel
+from app.adapters.openai_errors import LlmServerError
+from app.adapters.openai_llm import OpenAILanguageModel
 from app.adapters.sampling import SamplingConfig
 from app.core.ports import ChatMessage
 from tests.support.openai_server import MODEL_ALIAS, LlamaCppServer
