@@ -18,22 +18,25 @@ import argparse
 import json
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from app.adapters.sampling import SamplingConfig
 from app.cli.run import add_llm_threads_argument
 from app.core.ports import ChatMessage
 from bench.latency import QUESTIONS, machine_name, summary
 
-VARIANTS: dict[str, dict[str, Any]] = {
-    "app": {},
-    "greedy": {"top_k": 1, "top_p": 1.0, "min_p": 0.0, "temperature": 0.0},
-    "topk": {"top_p": 1.0, "min_p": 0.0},
-    "lookup2": {"prompt_lookup_tokens": 2},
-    "lookup4": {"prompt_lookup_tokens": 4},
-    "lookup10": {"prompt_lookup_tokens": 10},
+APP = SamplingConfig()
+VARIANTS: dict[str, tuple[SamplingConfig, int]] = {
+    "app": (APP, 0),
+    "greedy": (replace(APP, top_k=1, top_p=1.0, min_p=0.0, temperature=0.0), 0),
+    "topk": (replace(APP, top_p=1.0, min_p=0.0), 0),
+    "lookup2": (APP, 2),
+    "lookup4": (APP, 4),
+    "lookup10": (APP, 10),
 }
-"""name -> keyword arguments for ``LlamaLanguageModel`` beyond the app's."""
+"""name -> (sampling, tokens drafted by prompt lookup)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -73,7 +76,8 @@ def measure(model: Any, system_prompt: str, questions: list[str], max_tokens: in
 
 
 def main(args: argparse.Namespace) -> int:
-    from app.adapters.llama_llm import LlamaLanguageModel, default_threads
+    from app.adapters.llama_llm import LlamaLanguageModel
+    from app.adapters.llama_load import default_threads
     from app.models.resolve import resolve
     from app.personas import load_persona_library
 
@@ -89,8 +93,9 @@ def main(args: argparse.Namespace) -> int:
     report: dict[str, Any] = {"machine": machine_name(), "model": str(path),
                               "threads": threads, "variants": {}}
     for name in names:
-        model = LlamaLanguageModel(path, n_threads=threads, max_tokens=args.max_tokens,
-                                   **VARIANTS[name])
+        sampling, lookup = VARIANTS[name]
+        model = LlamaLanguageModel(path, n_threads=threads, prompt_lookup_tokens=lookup,
+                                   sampling=replace(sampling, max_tokens=args.max_tokens))
         result = measure(model, prompt, questions, args.max_tokens)
         result["load_avg_1m"] = os.getloadavg()[0]
         report["variants"][name] = result

@@ -192,12 +192,9 @@ def layer_choices(path: Path) -> dict[str, int]:
 
     if not bool(llama_cpp.llama_supports_gpu_offload()):
         return {"cpu": 0}
-    from types import SimpleNamespace
+    from app.adapters.llama_load import auto_gpu_layers
 
-    from app.adapters.llama_llm import LlamaLanguageModel
-
-    chooser: Any = LlamaLanguageModel._auto_gpu_layers  # the app's own rule
-    auto = int(chooser(SimpleNamespace(_llama_cpp=llama_cpp), path))
+    auto = auto_gpu_layers(llama_cpp, path)  # the app's own rule
     return {"auto": auto} if auto == -1 else {"auto": auto, "all": -1}
 
 

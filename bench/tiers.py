@@ -203,7 +203,7 @@ def table(report: dict[str, Any]) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from app.adapters.llama_llm import default_threads
+    from app.adapters.llama_load import default_threads
 
     threads = args.threads if args.threads is not None else default_threads()
     import llama_cpp

@@ -62,7 +62,7 @@ fi
 
 # A llama-cpp-python built earlier with AMX (pip's wheel cache, an older setup) is caught
 # by evaluating one token of the embedded model in a child process, and rebuilt without.
-model=$("$python" -c 'from app.adapters.llama_llm import embedded_model_path as p; print(p())')
+model=$("$python" -c 'from app.adapters.llama_load import embedded_model_path as p; print(p())')
 if ! "$python" -m app.adapters.llama_amx "$model" 0 >/dev/null 2>&1; then
     echo "setup.sh: llama.cpp crashed on its first token; rebuilding llama-cpp-python" \
          "without AMX (about 5 minutes)" >&2

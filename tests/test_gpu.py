@@ -88,7 +88,7 @@ def test_app_gpu_is_the_only_caller_of_nvidia_smi() -> None:
 def test_llm_loader_and_bench_read_the_same_probe(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app.adapters.llama_llm import free_vram_bytes
+    from app.adapters.llama_load import free_vram_bytes
     from bench.gpu import gpu_memory_mib
     from bench.latency import machine_name
 

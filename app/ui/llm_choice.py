@@ -32,8 +32,11 @@ URL_HINT = "http://gpu-box:8080/v1"
 def _test_connection(url: str, model: str | None, key: str | None) -> Any:
     """Runs on the worker thread: connect, list models, time a short reply."""
     from app.adapters.openai_llm import OpenAILanguageModel
+    from app.adapters.sampling import SamplingConfig
 
-    llm = OpenAILanguageModel(url, model, key, max_tokens=16, read_timeout_s=20.0)
+    llm = OpenAILanguageModel(
+        url, model, key, sampling=SamplingConfig(max_tokens=16), read_timeout_s=20.0
+    )
     try:
         return llm.probe()
     finally:
@@ -110,7 +113,7 @@ class LlmChoice(QWidget):
         """Why these values cannot be saved, in one line (None when they can)."""
         if self.backend() != SERVER:
             return None
-        from app.adapters.openai_llm import LlmServerError, api_base
+        from app.adapters.openai_errors import LlmServerError, api_base
 
         try:
             api_base(self.url.text())

@@ -166,7 +166,7 @@ class Session(QObject):
         try:
             warm_engines(engines, persona.full_system_prompt())
         except EngineLoadError as exc:
-            from app.adapters.openai_llm import LlmServerError
+            from app.adapters.openai_errors import LlmServerError
 
             if not isinstance(exc, LlmServerError):
                 raise

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from app.adapters.errors import EngineLoadError
+from app.adapters.sampling import SamplingConfig
 
 
 def garbage(path: Path) -> Path:
@@ -135,7 +136,7 @@ def test_persona_prompt_longer_than_the_context_is_one_clear_error() -> None:
     from app.adapters.llama_llm import LlamaLanguageModel, PromptTooLongError
     from app.core.ports import ChatMessage
 
-    llm = LlamaLanguageModel(n_ctx=4096, max_tokens=200)
+    llm = LlamaLanguageModel(n_ctx=4096, sampling=SamplingConfig(max_tokens=200))
     system = ChatMessage("system", long_prompt())
     with pytest.raises(PromptTooLongError) as caught:
         llm.warm([system])

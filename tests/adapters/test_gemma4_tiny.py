@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from app.adapters.llama_llm import LlamaLanguageModel
+from app.adapters.sampling import SamplingConfig
 from app.core.ports import ChatMessage, PromptStats
 from tests.adapters.gguf_builders import GEMMA4_LEADING, write_tiny_gemma4
 
@@ -38,7 +39,7 @@ def gguf_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def gemma4(gguf_dir: Path) -> LlamaLanguageModel:
     path = write_tiny_gemma4(gguf_dir / "tiny-gemma4.gguf")
-    return LlamaLanguageModel(path, n_ctx=1024, max_tokens=20, seed=1)
+    return LlamaLanguageModel(path, n_ctx=1024, sampling=SamplingConfig(max_tokens=20, seed=1))
 
 
 def run(llm: LlamaLanguageModel, messages: list[ChatMessage]) -> tuple[list[str], PromptStats]:
@@ -78,7 +79,7 @@ def test_streams_the_reply_and_stops_at_end_of_turn(gemma4: LlamaLanguageModel) 
 
 def test_max_tokens_ends_the_reply(gguf_dir: Path) -> None:
     path = write_tiny_gemma4(gguf_dir / "short.gguf")
-    llm = LlamaLanguageModel(path, n_ctx=512, max_tokens=2, seed=1)
+    llm = LlamaLanguageModel(path, n_ctx=512, sampling=SamplingConfig(max_tokens=2, seed=1))
     pieces, _ = run(llm, [SYSTEM, HELLO])
     assert pieces == ["Hi", " there"]
 
@@ -95,7 +96,7 @@ def test_stop_strings_spelled_in_plain_text_never_leak(
 ) -> None:
     """The end marker comes as ordinary text pieces, not the control token."""
     path = write_tiny_gemma4(gguf_dir / f"spelled-{name}.gguf", reply_tokens=reply)
-    llm = LlamaLanguageModel(path, n_ctx=512, max_tokens=20, seed=1)
+    llm = LlamaLanguageModel(path, n_ctx=512, sampling=SamplingConfig(max_tokens=20, seed=1))
     pieces, _ = run(llm, [SYSTEM, HELLO])
     assert pieces == ["Hi", " there", "!"]
 
@@ -103,7 +104,7 @@ def test_stop_strings_spelled_in_plain_text_never_leak(
 def test_end_of_turn_control_token_stops_without_eot_metadata(gguf_dir: Path) -> None:
     """A file that does not name ``<turn|>`` as end of turn still stops on it."""
     path = write_tiny_gemma4(gguf_dir / "no-eot.gguf", eot_token=None)
-    llm = LlamaLanguageModel(path, n_ctx=512, max_tokens=20, seed=1)
+    llm = LlamaLanguageModel(path, n_ctx=512, sampling=SamplingConfig(max_tokens=20, seed=1))
     pieces, _ = run(llm, [SYSTEM, HELLO])
     assert pieces == ["Hi", " there", "!"]
     assert not any("<" in p for p in pieces)

@@ -23,7 +23,9 @@ from app.adapters.llama_amx import (
     probe_in_child,
     without_extra_buffers,
 )
-from app.adapters.llama_llm import LlamaLanguageModel, embedded_model_path
+from app.adapters.llama_llm import LlamaLanguageModel
+from app.adapters.llama_load import embedded_model_path
+from app.adapters.sampling import SamplingConfig
 from app.core.ports import ChatMessage
 
 MODEL = Path("model.gguf")
@@ -138,7 +140,7 @@ def test_without_extra_buffers_changes_only_the_load_inside_it() -> None:
 @pytest.mark.slow
 def test_the_adapter_answers_without_extra_buffers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(OVERRIDE_ENV, "0")
-    llm = LlamaLanguageModel(n_ctx=512, max_tokens=12, seed=1)
+    llm = LlamaLanguageModel(n_ctx=512, sampling=SamplingConfig(max_tokens=12, seed=1))
     assert llm.extra_buffers is False
     reply = "".join(
         llm.stream([ChatMessage("user", "Say hello to me.")], cancelled=lambda: False)

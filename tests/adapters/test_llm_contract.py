@@ -19,6 +19,7 @@ import pytest
 
 from app.adapters.errors import EngineLoadError
 from app.adapters.fakes import FakeLanguageModel
+from app.adapters.sampling import SamplingConfig
 from app.core.ports import ChatMessage, LanguageModel, PromptStats
 from tests.support.openai_server import MODEL_ALIAS, LlamaCppServer, llama_cpp_server
 
@@ -67,7 +68,9 @@ def subject(
         from app.adapters.openai_llm import OpenAILanguageModel
 
         with llama_cpp_server(tmp_path_factory.mktemp("server")) as server:
-            llm = OpenAILanguageModel(server.url, MODEL_ALIAS, seed=7, max_tokens=60)
+            llm = OpenAILanguageModel(
+                server.url, MODEL_ALIAS, sampling=SamplingConfig(seed=7, max_tokens=60)
+            )
 
             def count(piece: str) -> int:
                 n = llm.count_tokens(piece)
@@ -79,7 +82,7 @@ def subject(
         return
     from app.adapters.llama_llm import LlamaLanguageModel
 
-    real = LlamaLanguageModel(seed=7, max_tokens=60)
+    real = LlamaLanguageModel(sampling=SamplingConfig(seed=7, max_tokens=60))
     yield Subject(real, lambda piece: len(real.tokenize(piece)))
 
 
@@ -166,7 +169,7 @@ def test_real_warm_prefix_cuts_time_to_first_token() -> None:
     """Best of three each way: the machine is shared, single timings are noisy."""
     from app.adapters.llama_llm import LlamaLanguageModel
 
-    llm = LlamaLanguageModel(seed=1, max_tokens=5)
+    llm = LlamaLanguageModel(sampling=SamplingConfig(seed=1, max_tokens=5))
 
     def ttft(persona: ChatMessage, warm: bool) -> float:
         if warm:
@@ -190,7 +193,7 @@ def test_real_warm_prefix_cuts_time_to_first_token() -> None:
 def test_real_embedded_model_stops_at_end_of_turn() -> None:
     from app.adapters.llama_llm import LlamaLanguageModel
 
-    llm = LlamaLanguageModel(seed=3, max_tokens=200, temperature=0.2)
+    llm = LlamaLanguageModel(sampling=SamplingConfig(seed=3, max_tokens=200, temperature=0.2))
     pieces, _ = run(llm, [SYSTEM, ChatMessage("user", "Say hello in one short sentence.")])
     reply = "".join(pieces)
     assert reply and "<|im_end|>" not in reply and "<|im_start|>" not in reply
@@ -202,7 +205,9 @@ def test_real_embedded_model_stops_at_end_of_turn() -> None:
 def test_tiny_gguf_streams_the_scripted_reply(tiny_llama_gguf: Path) -> None:
     from app.adapters.llama_llm import LlamaLanguageModel
 
-    llm = LlamaLanguageModel(tiny_llama_gguf, n_ctx=512, max_tokens=20, seed=1)
+    llm = LlamaLanguageModel(
+        tiny_llama_gguf, n_ctx=512, sampling=SamplingConfig(max_tokens=20, seed=1)
+    )
     pieces, stats = run(llm, [ChatMessage("system", "Be brief."), ChatMessage("user", "Hi")])
     # The model says " Hi there!" then its end-of-turn token: leading space stripped,
     # the end token neither spoken nor leaked as text.
@@ -224,7 +229,9 @@ def test_tiny_gguf_prompt_uses_the_embedded_template(tiny_llama_gguf: Path) -> N
 def test_tiny_gguf_newer_stream_supersedes_an_unfinished_one(tiny_llama_gguf: Path) -> None:
     from app.adapters.llama_llm import LlamaLanguageModel
 
-    llm = LlamaLanguageModel(tiny_llama_gguf, n_ctx=512, max_tokens=20, seed=1)
+    llm = LlamaLanguageModel(
+        tiny_llama_gguf, n_ctx=512, sampling=SamplingConfig(max_tokens=20, seed=1)
+    )
     messages = [ChatMessage("system", "Be brief."), ChatMessage("user", "Hi")]
     old = llm.stream(messages, lambda: False)
     assert next(old) == "Hi"
@@ -243,24 +250,15 @@ def test_tiny_gguf_cancelled_before_start_yields_nothing(tiny_llama_gguf: Path) 
 def test_tiny_gguf_drops_oldest_turns_when_the_context_is_full(tiny_llama_gguf: Path) -> None:
     from app.adapters.llama_llm import LlamaLanguageModel
 
-    llm = LlamaLanguageModel(tiny_llama_gguf, n_ctx=256, max_tokens=20, seed=1)
+    llm = LlamaLanguageModel(
+        tiny_llama_gguf, n_ctx=256, sampling=SamplingConfig(max_tokens=20, seed=1)
+    )
     history = [ChatMessage("system", "Be brief.")]
     for i in range(30):
         history += [ChatMessage("user", f"question {i}"), ChatMessage("assistant", "Hi there!")]
     pieces, stats = run(llm, [*history, ChatMessage("user", "last")])
     assert pieces == ["Hi", " there", "!"]
     assert stats[0].prompt_tokens <= 256 - 20
-
-
-def test_stop_filter_holds_back_gemma_end_markers() -> None:
-    from app.adapters.llama_llm import _StopFilter
-
-    stop = _StopFilter(["<eos>", "<end_of_turn>", "<turn|>"])
-    out = [stop.feed(p) for p in ["Hello", " there", "<", "turn", "|>", " never"]]
-    assert out == ["Hello", " there", "", "", "", ""]
-    assert stop.stopped
-    plain = _StopFilter(["<turn|>"])
-    assert [plain.feed(p) for p in ["a <", "b"]] == ["a ", "<b"]
 
 
 def test_base_model_without_chat_template_is_refused(
@@ -277,7 +275,7 @@ def test_a_two_core_machine_decodes_on_one_core() -> None:
     """Inside the pipeline one decode thread beat two on 2 cores (8 vs 10-16 ms a token:
     the audio and stage threads preempt the second); bigger machines keep llama-cpp-python's
     own choice (half the cores)."""
-    from app.adapters.llama_llm import default_threads
+    from app.adapters.llama_load import default_threads
 
     assert default_threads(1) == 1
     assert default_threads(2) == 1
@@ -287,7 +285,8 @@ def test_a_two_core_machine_decodes_on_one_core() -> None:
 def test_the_embedded_model_loads_with_the_chosen_thread_count() -> None:
     import os
 
-    from app.adapters.llama_llm import LlamaLanguageModel, default_threads
+    from app.adapters.llama_llm import LlamaLanguageModel
+    from app.adapters.llama_load import default_threads
 
     llm = LlamaLanguageModel()
     expected = default_threads() or max(1, (os.cpu_count() or 2) // 2)

@@ -9,7 +9,9 @@ import time
 
 import pytest
 
-from app.adapters.openai_llm import LlmServerError, OpenAILanguageModel, api_base
+from app.adapters.openai_errors import LlmServerError, api_base
+from app.adapters.openai_llm import OpenAILanguageModel
+from app.adapters.sampling import SamplingConfig
 from app.core.ports import ChatMessage, PromptStats
 from tests.support.openai_server import StubRequest, StubServer, free_port, llama_chunks
 
@@ -45,7 +47,9 @@ def test_streams_one_piece_per_chunk_with_the_cache_count_before_the_first() -> 
 
 def test_request_keeps_the_prompt_cache_and_thinking_off() -> None:
     with StubServer(lambda r: llama_chunks(r, ["Hi"])) as stub:
-        llm = OpenAILanguageModel(stub.url, "gemma-4-26b-a4b", api_key=KEY, max_tokens=50)
+        llm = OpenAILanguageModel(
+            stub.url, "gemma-4-26b-a4b", api_key=KEY, sampling=SamplingConfig(max_tokens=50)
+        )
         list(llm.stream(HI, lambda: False))
         [body] = stub.chat_bodies()
         headers = stub.requests[0].headers
@@ -191,6 +195,22 @@ def test_plain_openai_server_that_rejects_extra_fields_gets_them_dropped_once() 
         assert len(stub.chat_bodies()) == 3  # one refusal, then plain requests only
 
 
+def test_a_repeat_penalty_a_server_does_not_know_is_dropped_with_the_other_extras() -> None:
+    def strict(request: StubRequest) -> None:
+        if "repeat_penalty" in request.body:
+            request.json(422, {"detail": "extra field not permitted: repeat_penalty"})
+        else:
+            llama_chunks(request, ["Ok"])
+
+    with StubServer(strict) as stub:
+        llm = OpenAILanguageModel(stub.url, "m", sampling=SamplingConfig(repeat_penalty=1.1))
+        assert list(llm.stream(HI, lambda: False)) == ["Ok"]
+        refused, plain = stub.chat_bodies()
+    assert refused["repeat_penalty"] == 1.1
+    assert "repeat_penalty" not in plain and "top_k" not in plain
+    assert plain["temperature"] == 0.7
+
+
 def test_context_overflow_drops_the_oldest_exchanges_and_stays_append_only() -> None:
     def small(request: StubRequest) -> None:
         if len(request.body["messages"]) > 10:
@@ -275,7 +295,7 @@ def test_persona_temperature_and_the_servers_context_budget() -> None:
             request.json(200, {"choices": [], "usage": {"prompt_tokens": 12}})
 
     with StubServer(handle) as stub:
-        llm = OpenAILanguageModel(stub.url, "m", max_tokens=200)
+        llm = OpenAILanguageModel(stub.url, "m", sampling=SamplingConfig(max_tokens=200))
         assert llm.prompt_budget() is None  # unknown until warm: never a network call here
         llm.warm([SYSTEM])
         assert llm.prompt_budget() == 8192 - 200

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.adapters.openai_llm import LlmServerError, OpenAILanguageModel
+from app.adapters.openai_errors import LlmServerError
+from app.adapters.openai_llm import OpenAILanguageModel
+from app.adapters.sampling import SamplingConfig
 from app.core.ports import ChatMessage
 from tests.support.openai_server import MODEL_ALIAS, LlamaCppServer
 
@@ -30,7 +32,9 @@ def test_wrong_key_then_killed_mid_reply_then_back(
             list(wrong.stream(STORY, lambda: False))
         assert "not-the-key" not in str(refused.value) and "\n" not in str(refused.value)
 
-        llm = OpenAILanguageModel(server.url, MODEL_ALIAS, api_key=KEY, max_tokens=150)
+        llm = OpenAILanguageModel(
+            server.url, MODEL_ALIAS, api_key=KEY, sampling=SamplingConfig(max_tokens=150)
+        )
         heard: list[str] = []
         with pytest.raises(LlmServerError, match=r"cut|connection") as cut:
             for piece in llm.stream(STORY, lambda: False):

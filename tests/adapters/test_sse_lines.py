@@ -6,7 +6,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from app.adapters.openai_llm import LlmServerError, OpenAILanguageModel
+from app.adapters.openai_errors import LlmServerError
+from app.adapters.openai_llm import OpenAILanguageModel
 from app.adapters.sse import TooLong, capped_body, capped_lines
 from app.core.ports import ChatMessage
 from tests.support.openai_server import StubRequest, StubServer, llama_chunks

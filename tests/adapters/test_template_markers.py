@@ -12,6 +12,7 @@ from typing import Literal
 import pytest
 
 from app.adapters.llama_llm import LlamaLanguageModel
+from app.adapters.sampling import SamplingConfig
 from app.adapters.template_guard import BREAK, MarkerGuard
 from app.core.ports import ChatMessage
 from tests.adapters.gguf_builders import write_tiny_gemma4
@@ -34,13 +35,13 @@ def _marker_ids(llm: LlamaLanguageModel, *markers: str) -> list[int]:
 
 @pytest.fixture(scope="module")
 def smollm2() -> LlamaLanguageModel:
-    return LlamaLanguageModel(n_ctx=512, max_tokens=5, seed=1)
+    return LlamaLanguageModel(n_ctx=512, sampling=SamplingConfig(max_tokens=5, seed=1))
 
 
 @pytest.fixture(scope="module")
 def gemma4(tmp_path_factory: pytest.TempPathFactory) -> LlamaLanguageModel:
     path = write_tiny_gemma4(tmp_path_factory.mktemp("gemma4") / "tiny-gemma4.gguf")
-    return LlamaLanguageModel(path, n_ctx=1024, max_tokens=5, seed=1)
+    return LlamaLanguageModel(path, n_ctx=1024, sampling=SamplingConfig(max_tokens=5, seed=1))
 
 
 @pytest.mark.parametrize("role", ["system", "user", "assistant"])

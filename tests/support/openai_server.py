@@ -47,7 +47,7 @@ def free_port() -> int:
 
 
 def embedded_gguf() -> Path:
-    from app.adapters.llama_llm import embedded_model_path
+    from app.adapters.llama_load import embedded_model_path
 
     return embedded_model_path()
 

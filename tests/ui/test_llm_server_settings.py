@@ -11,7 +11,8 @@ from pathlib import Path
 from pytestqt.qtbot import QtBot
 
 from app.adapters.fakes import FakeLanguageModel
-from app.adapters.openai_llm import LlmServerError, OpenAILanguageModel
+from app.adapters.openai_errors import LlmServerError
+from app.adapters.openai_llm import OpenAILanguageModel
 from app.core.events import StageFailed
 from app.core.pipeline import Engines
 from app.storage.settings import Settings, load_settings, save_settings
@@ -84,7 +85,7 @@ def test_test_connection_failure_is_one_line(qtbot: QtBot) -> None:
 
 
 def test_describe_without_a_context_length() -> None:
-    from app.adapters.openai_llm import ServerInfo
+    from app.adapters.openai_catalog import ServerInfo
 
     line = describe(ServerInfo("smollm2", None, 0.123, "Hi"))
     assert line == "Connected: smollm2, context not reported, first token in 123 ms"

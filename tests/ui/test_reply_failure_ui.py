@@ -9,7 +9,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pytestqt.qtbot import QtBot
 
 from app.adapters.fakes import FakeLanguageModel, FakeRecognizer, FakeSynthesizer, FakeVoiceActivity
-from app.adapters.openai_llm import LlmServerError
+from app.adapters.openai_errors import LlmServerError
 from app.core.apology import APOLOGIES
 from app.core.pipeline import Engines, VoicePipeline
 from app.core.ports import ChatMessage, PromptStats
