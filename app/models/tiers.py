@@ -18,10 +18,13 @@ from app.models.units import human
 GIB = 1 << 30
 DISK_MARGIN_BYTES = 1 << 30
 """Left free after a download, so the disk is not filled to the last byte."""
-CUDA_FIX = ('reinstall it with CUDA: CMAKE_ARGS="-DGGML_CUDA=on" '
-            "pip install --force-reinstall --no-cache-dir llama-cpp-python")
-METAL_FIX = ('reinstall it with Metal: CMAKE_ARGS="-DGGML_METAL=on" '
-             "pip install --force-reinstall --no-cache-dir llama-cpp-python")
+_REINSTALL = "pip install --force-reinstall --no-cache-dir llama-cpp-python"
+CUDA_COMMAND = f'CMAKE_ARGS="-DGGML_CUDA=on" {_REINSTALL}'
+METAL_COMMAND = f'CMAKE_ARGS="-DGGML_METAL=on" {_REINSTALL}'
+FIX_COMMANDS = (CUDA_COMMAND, METAL_COMMAND)
+"""Commands inside the warnings, which a window shows on a line of their own."""
+CUDA_FIX = f"reinstall it with CUDA: {CUDA_COMMAND}"
+METAL_FIX = f"reinstall it with Metal: {METAL_COMMAND}"
 EXPERTS_NOT_YET = ("needs the experts kept in system RAM, which this version of Hanasu "
                    "cannot do yet")
 _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "GeForce ")
