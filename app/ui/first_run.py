@@ -188,6 +188,7 @@ class WelcomeDialog(QDialog):
         self.stop_button.show()
         self.progress.show()
         self.status.setText("Starting download… (you can keep talking)")
+        self._fit_height()  # the progress bar and its line are shown now
         task.start()
 
     def stop(self) -> None:

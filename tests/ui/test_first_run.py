@@ -137,6 +137,26 @@ def test_stop_keeps_it_resumable(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) 
     assert [v for v, _ in calls] == ["e4b", "small", "production"]
 
 
+def test_the_download_line_and_buttons_stay_inside_the_page(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[str, str | None]] = []
+    release = threading.Event()
+    monkeypatch.setattr(download_module, "download", _fake(calls, release))
+    page = _welcome_page(qtbot)
+    qtbot.wait(20)
+    page.download_button.click()
+    qtbot.waitUntil(lambda: " of " in page.status.text(), timeout=5_000)
+    qtbot.wait(20)  # let the layout settle
+    for widget in (page.status, page.progress, page.stop_button):
+        assert widget.isVisible()
+        assert widget.geometry().bottom() < page.height(), widget
+    assert page.status.height() >= page.status.heightForWidth(page.status.width())
+    page.stop_button.click()
+    qtbot.waitUntil(lambda: not page.downloading, timeout=5_000)
+    assert page.download_button.geometry().bottom() < page.height()
+
+
 def test_speed_and_time_left_are_measured(qtbot: QtBot) -> None:
     ticks = itertools.count(0.0, 10.0)
     page = _welcome_page(qtbot, clock=lambda: next(ticks))
