@@ -18,15 +18,17 @@ from typing import TextIO
 
 from app.gpu import driver_version
 from app.models.catalog import ROLES, Catalog, ModelEntry, load_catalog
+from app.models.endpoint import ENV, hub_endpoint
 from app.models.errors import ModelError
 from app.models.hashing import stamp_matches
 from app.models.machine import MachineFacts, MachineProbe, SystemProbe
 from app.models.recommend import advise
-from app.models.resolve import is_present, search_dirs
+from app.models.resolve import is_present, resolve, search_dirs
 from app.models.tiers import GIB
 from app.models.units import human
 from app.models.verify import entry_location, verify
 from app.paths import repo_root
+from app.storage.settings import Settings, load_settings
 
 
 def _home(path: Path | str) -> str:
@@ -74,18 +76,17 @@ def _system(rep: _Report, facts: MachineFacts) -> None:
              f"({_home(sys.executable)})")
     rep.line("cpu cores", str(facts.cores))
     ram = facts.ram_bytes
-    rep.line("ram", f"{human(ram)} ({ram / GIB:.1f} GiB)" if ram else "unknown")
+    # GiB first: the tier lines below count memory as operating systems show it
+    rep.line("ram", f"{ram / GIB:.1f} GiB ({human(ram)})" if ram else "unknown")
 
 
-def _audio(rep: _Report) -> None:
+def _audio(rep: _Report, settings: Settings) -> None:
     rep.section("Audio")
     try:
         from app.adapters.audio_devices import AudioDeviceError, list_devices
-        from app.storage.settings import load_settings
     except ImportError as exc:
         rep.line("devices", f"cannot be listed ({exc})")
         return
-    settings = load_settings()
     try:
         devices = list_devices()
     except AudioDeviceError as exc:
@@ -130,12 +131,15 @@ def _models(rep: _Report, catalog: Catalog, hash_models: bool) -> None:
     rep.section("Models (present ones, each hashed against its expected sha256)")
     for _, base in search_dirs():
         rep.line("models folder", _home(base))
+    downloaded = [(entry, base) for role in ROLES for entry in catalog.downloadable(role)
+                  for _, base in search_dirs() if is_present(entry, base)]
+    if not downloaded:
+        rep.line("downloaded", "none yet (the built-in models below ship with the app)")
+    for entry, base in downloaded:
+        _check_entry(rep, entry, entry_location(entry, base), hash_models)
     for role in ROLES:
         for entry in catalog.roles[role].values():
             if entry.downloadable:
-                for _, base in search_dirs():
-                    if is_present(entry, base):
-                        _check_entry(rep, entry, entry_location(entry, base), hash_models)
                 continue
             try:
                 root = entry_location(entry)
@@ -145,12 +149,56 @@ def _models(rep: _Report, catalog: Catalog, hash_models: bool) -> None:
             _check_entry(rep, entry, root, hash_models)
 
 
+def _downloads(rep: _Report, settings: Settings) -> None:
+    """Where a download would come from (no request is made)."""
+    rep.section("Downloads")
+    try:
+        mirror = hub_endpoint(settings.model_endpoint)
+    except ModelError as exc:
+        rep.problem(f"{exc}: fix it in the Models dialog or in {ENV}")
+        return
+    if mirror is None:
+        rep.line("from", "huggingface.co (no mirror set)")
+    else:
+        where = "the Models dialog" if (settings.model_endpoint or "").strip() else ENV
+        rep.line("from", f"the mirror {mirror} (set in {where})")
+
+
+def _in_use(rep: _Report, catalog: Catalog, settings: Settings) -> None:
+    """The tier picked in the Models dialog, and the model each role loads now."""
+    chosen = settings.model_tier
+    tier = catalog.tiers.get(chosen) if chosen else None
+    if chosen is None:
+        rep.line("picked", "none: the app loads the best model downloaded")
+    elif tier is None:
+        rep.line("picked", f"{chosen!r}, which the manifest no longer has (ignored)")
+    else:
+        rep.line("picked", f"{chosen} (in the Models dialog): its models load first")
+    explicit = {"llm": settings.llm_path, "asr": settings.asr_path, "tts": settings.tts_path}
+    for role in ("llm", "asr", "tts"):
+        if role == "llm" and settings.llm_backend == "server":
+            rep.line("llm now", "a language model server (set in Settings)")
+            continue
+        variant = getattr(tier, role) if tier is not None else None
+        given = explicit[role]
+        path = Path(given).expanduser() if given else None
+        try:
+            model = resolve(role, explicit=path, catalog=catalog, variant=variant,
+                            verify_hashes=False)
+        except ModelError as exc:
+            rep.line(f"{role} now", f"none: {exc}")
+            continue
+        title = model.entry.title if model.entry is not None else _home(model.path)
+        rep.line(f"{role} now", f"{title} ({model.source})")
+
+
 def report(out: TextIO, probe: MachineProbe | None = None, *, hash_models: bool = True,
            catalog: Catalog | None = None) -> int:
     """Write the whole report; 1 when a problem was found."""
     probe = probe or SystemProbe()
     catalog = catalog or load_catalog()
     rep = _Report(out)
+    settings = load_settings()
     out.write("Hanasu doctor: paste this into an issue (no conversation text is included)\n")
     advice = advise(catalog, probe)
     facts = advice.facts
@@ -165,12 +213,13 @@ def report(out: TextIO, probe: MachineProbe | None = None, *, hash_models: bool 
     llama = facts.llama
     rep.line("llama-cpp-python", f"{llama.version or 'not installed'}, {llama.kind} build, "
              f"GPU offload {'yes' if llama.gpu_offload else 'no'}")
-    _audio(rep)
+    _audio(rep, settings)
     _models(rep, catalog, hash_models)
     rep.section("Disk")
     base = search_dirs()[-1][1]
     free = facts.disk_free_bytes
     rep.line("free", f"{human(free) if free is not None else 'unknown'} in {_home(base)}")
+    _downloads(rep, settings)
     rep.section("Recommended tier")
     rec = advice.recommendation
     rep.line("tier", rec.tier.name)
@@ -178,6 +227,7 @@ def report(out: TextIO, probe: MachineProbe | None = None, *, hash_models: bool 
     rep.line("to download", human(rec.download_bytes) if rec.download_bytes else "nothing")
     for name, why in rec.passed_over:
         rep.out.write(f"{'':<22}not {name}: {why}\n")
+    _in_use(rep, catalog, settings)
     for warning in rec.warnings:
         rep.problem(warning)
     out.write(f"\n{len(rep.problems)} problem(s) found\n")

@@ -37,8 +37,8 @@ def _parser() -> argparse.ArgumentParser:
     dl.add_argument("--yes", "-y", action="store_true", help="do not ask for confirmation")
     dl.add_argument("--dir", type=Path, default=None, help="models folder (default: user data)")
     dl.add_argument("--endpoint", metavar="URL", default=None,
-                    help="download Hugging Face models from this mirror (default: $HF_ENDPOINT,"
-                    " else huggingface.co)")
+                    help="download Hugging Face models from this mirror (default: the mirror"
+                    " set in the Models dialog, else $HF_ENDPOINT, else huggingface.co)")
     vf = sub.add_parser("verify", help="hash present models and compare with their sha256")
     vf.add_argument("role", nargs="?", choices=ROLES)
     return parser
@@ -98,6 +98,13 @@ class _ProgressLine:
             self.out.write("\n")
 
 
+def saved_mirror() -> str | None:
+    """The mirror set in the Models dialog, so the command line downloads from it too."""
+    from app.storage.settings import load_settings
+
+    return load_settings().model_endpoint
+
+
 def _consent(entry: ModelEntry, target: Path, assume_yes: bool) -> bool:
     if assume_yes:
         return True
@@ -113,7 +120,7 @@ def cmd_download(catalog: Catalog, args: argparse.Namespace, out: TextIO) -> int
     if not entry.downloadable:
         raise ModelError(f"the {label(entry.role)} model {entry.variant!r} ships with the app")
     base = args.dir if args.dir is not None else search_dirs()[-1][1]
-    endpoint = hub_endpoint(args.endpoint) if entry.source == "hf" else None
+    endpoint = hub_endpoint(args.endpoint or saved_mirror()) if entry.source == "hf" else None
     if not _consent(entry, base, args.yes):
         out.write("Not downloaded.\n")
         return 1

@@ -11,6 +11,7 @@ server); a file without one is refused, never downloaded unchecked.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import http.client
 import logging
@@ -213,8 +214,11 @@ def _fetch_once(
                     hasher.update(chunk)
                     progress.add(len(chunk))
         except (OSError, http.client.HTTPException) as exc:
-            if isinstance(exc, OSError) and exc.errno is not None and exc.errno == 28:
-                raise ModelError(f"disk full while writing {pf.part}") from exc
+            if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+                raise ModelError(
+                    f"disk full while writing {pf.part}: free some space and download again "
+                    f"to resume from {human(pf.part_size())}"
+                ) from exc
             raise _Interrupted(str(exc) or type(exc).__name__) from exc
     got = pf.part_size()
     if pf.size is not None and got < pf.size:

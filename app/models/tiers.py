@@ -18,10 +18,15 @@ from app.models.units import human
 GIB = 1 << 30
 DISK_MARGIN_BYTES = 1 << 30
 """Left free after a download, so the disk is not filled to the last byte."""
-CUDA_FIX = ('reinstall it with CUDA: CMAKE_ARGS="-DGGML_CUDA=on" '
-            "pip install --force-reinstall --no-cache-dir llama-cpp-python")
-METAL_FIX = ('reinstall it with Metal: CMAKE_ARGS="-DGGML_METAL=on" '
-             "pip install --force-reinstall --no-cache-dir llama-cpp-python")
+_REINSTALL = "pip install --force-reinstall --no-cache-dir llama-cpp-python"
+CUDA_COMMAND = f'CMAKE_ARGS="-DGGML_CUDA=on" {_REINSTALL}'
+METAL_COMMAND = f'CMAKE_ARGS="-DGGML_METAL=on" {_REINSTALL}'
+FIX_COMMANDS = (CUDA_COMMAND, METAL_COMMAND)
+"""Commands inside the warnings, which a window shows on a line of their own."""
+CUDA_FIX = f"reinstall it with CUDA: {CUDA_COMMAND}"
+METAL_FIX = f"reinstall it with Metal: {METAL_COMMAND}"
+EXPERTS_NOT_YET = ("needs the experts kept in system RAM, which this version of Hanasu "
+                   "cannot do yet")
 _VENDOR_PREFIXES = ("NVIDIA GeForce ", "NVIDIA ", "GeForce ")
 
 
@@ -78,11 +83,11 @@ def why_not(catalog: Catalog, tier: Tier, facts: MachineFacts,
     """None when the machine meets the tier, else the first reason it does not."""
     if tier.llm == EMBEDDED and tier.asr == EMBEDDED and tier.tts == EMBEDDED:
         return None  # the fallback: always there
-    if tier.placement == "experts-cpu" and not facts.llama.experts_offload:
-        return "the installed llama.cpp binding cannot keep experts on the CPU"
     if tier.placement != "cpu":
         if not facts.llama.gpu_offload:
             return "no GPU the language model can use"
+        if tier.placement == "experts-cpu" and not facts.llama.experts_offload:
+            return EXPERTS_NOT_YET
         vram = facts.usable_vram
         if vram < tier.min_vram_gb * GIB:
             return f"needs {tier.min_vram_gb:g} GB of free GPU memory, {vram / GIB:.1f} GB free"

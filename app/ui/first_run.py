@@ -14,10 +14,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QDialog,
     QHBoxLayout,
     QLabel,
+    QLayout,
     QProgressBar,
     QPushButton,
     QVBoxLayout,
@@ -31,7 +33,7 @@ from app.models.units import human
 from app.storage.settings import Settings
 from app.ui.model_info import ModelsReport, gather
 from app.ui.tasks import BackgroundTask, Report
-from app.ui.tier_panel import plain_label
+from app.ui.tier_panel import download_stopped, plain_label, shown_warnings
 
 ASSUMED_BYTES_PER_S = 50e6 / 8
 """For the estimate before a download starts (50 Mbit/s); replaced by the measured speed."""
@@ -82,6 +84,7 @@ class WelcomeDialog(QDialog):
         self._started_at = 0.0
         self._started_bytes = 0
         layout = QVBoxLayout(self)
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetNoConstraint)  # see _fit_height
         layout.setContentsMargins(22, 18, 22, 18)
         layout.setSpacing(10)
         title = QLabel("Welcome to Hanasu")
@@ -92,6 +95,10 @@ class WelcomeDialog(QDialog):
         layout.addWidget(self.recommendation)
         self.detail = plain_label("", "subtitle")
         layout.addWidget(self.detail)
+        self.warnings = plain_label("", "subtitle")  # a fix to copy: selectable
+        self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.warnings.hide()
+        layout.addWidget(self.warnings)
         self.progress = QProgressBar()
         self.progress.setFixedHeight(6)
         self.progress.setRange(0, 1000)
@@ -99,6 +106,7 @@ class WelcomeDialog(QDialog):
         layout.addWidget(self.progress)
         self.status = plain_label("", "subtitle")
         layout.addWidget(self.status)
+        layout.addStretch(1)  # any spare height goes below the text, not between paragraphs
         buttons = QHBoxLayout()
         buttons.addStretch(1)
         self.later_button = QPushButton("Not now")
@@ -113,6 +121,8 @@ class WelcomeDialog(QDialog):
         for button in (self.later_button, self.stop_button, self.download_button):
             buttons.addWidget(button)
         layout.addLayout(buttons)
+        self.resize(560, 0)
+        self._fit_height()
         if gather_now:
             task: BackgroundTask[ModelsReport] = BackgroundTask(gather, "welcome-status", self)
             task.finished.connect(self.show_report)
@@ -129,17 +139,27 @@ class WelcomeDialog(QDialog):
         self._entries = [e for e in catalog.tier_entries(rec.tier)
                          if e.downloadable and f"{e.role}.{e.variant}" not in advice.present]
         self.recommendation.setText(f"Recommended for this machine: {rec.reason}")
-        lines = list(rec.warnings)
         if self._entries:
             size = sum(e.expected_size for e in self._entries)
             names = ", ".join(e.title for e in self._entries)
-            lines.insert(0, f"To download: {names} — {human(size)}, about "
-                            f"{minutes(size / ASSUMED_BYTES_PER_S)} at 50 Mbit/s.")
+            self.detail.setText(f"To download: {names} — {human(size)}, about "
+                                f"{minutes(size / ASSUMED_BYTES_PER_S)} at 50 Mbit/s.")
             self.download_button.setText(f"Download {human(size)}")
             self.download_button.show()
         else:
-            lines.insert(0, "Everything it needs is already here.")
-        self.detail.setText("\n".join(lines))
+            self.detail.setText("Everything it needs is already here.")
+        self.warnings.setText(shown_warnings(rec.warnings))
+        self.warnings.setVisible(bool(rec.warnings))
+        self._fit_height()
+
+    def _fit_height(self) -> None:
+        """As tall as the wrapped text needs at the narrowest width, so it never clips and
+        never leaves gaps (the layout alone sizes wrapped labels for a narrower page)."""
+        layout = self.layout()
+        if layout is None:
+            return
+        self.setMinimumHeight(layout.totalHeightForWidth(self.minimumWidth()))
+        self.resize(self.width(), layout.totalHeightForWidth(self.width()))
 
     @property
     def downloading(self) -> bool:
@@ -160,13 +180,15 @@ class WelcomeDialog(QDialog):
             "welcome-download", self)
         task.progress.connect(self._progress)
         task.finished.connect(self._finished)
-        task.failed.connect(lambda e: self._ended(f"Download stopped: {e}", done=False))
+        task.failed.connect(lambda e: self._ended(
+            download_stopped(str(e), endpoint, "in Models"), done=False))
         self._task = task
         self._started_at, self._started_bytes = self._clock(), -1
         self.download_button.hide()
         self.stop_button.show()
         self.progress.show()
         self.status.setText("Starting download… (you can keep talking)")
+        self._fit_height()  # the progress bar and its line are shown now
         task.start()
 
     def stop(self) -> None:
@@ -201,6 +223,7 @@ class WelcomeDialog(QDialog):
         self.download_button.setText("Resume download")
         self.status.setText(message)
         self.later_button.setText("Close" if done else "Not now")
+        self._fit_height()
 
 
 def should_welcome(settings: Settings, had_settings_file: bool) -> bool:

@@ -19,6 +19,7 @@ from app.models.units import human
 
 log = logging.getLogger(__name__)
 
+GIB = 1 << 30
 LLM_OVERHEAD_BYTES = 1_500_000_000
 """KV cache and compute buffers on top of the weights, for a few-thousand-token context."""
 
@@ -32,6 +33,8 @@ class RoleInfo:
     state: str
     """present / missing / incomplete / broken (of the production entry)."""
     detail: str = ""
+    placement: str | None = None
+    """Where the tier shown runs its language model ("gpu", "experts-cpu", "cpu")."""
 
 
 @dataclass(frozen=True)
@@ -57,17 +60,22 @@ class ModelsReport:
                 rows.append(RoleInfo(role, used.get(role, ""), None, "embedded only"))
                 continue
             state, detail = self.states.get(f"{role}.{variant}", ("missing", ""))
-            rows.append(RoleInfo(role, used.get(role, ""), entry, state, detail))
+            rows.append(RoleInfo(role, used.get(role, ""), entry, state, detail,
+                                 tier.placement if role == "llm" else None))
         return rows
 
 
-def fits_gpu(entry: ModelEntry, gpu: Gpu | None) -> str:
-    """A sentence on whether the production LLM fits in GPU memory."""
+def fits_gpu(entry: ModelEntry, gpu: Gpu | None, placement: str | None = None) -> str:
+    """A sentence on whether the LLM fits in GPU memory (memory in GiB, called GB as
+    drivers and the tier reasons count it), or that its tier runs it on the CPU."""
+    if placement == "cpu":
+        return "This tier runs the language model on the CPU (no GPU memory needed)."
     if gpu is None:
         return "No GPU detected: the language model runs on the CPU (slower replies)."
     need = entry.expected_size + LLM_OVERHEAD_BYTES
-    verdict = "fits" if need <= gpu.memory_bytes else "does not fit"
-    return (f"{verdict} in {gpu.name} ({human(gpu.memory_bytes)}; needs about {human(need)})")
+    verdict = "Fits" if need <= gpu.memory_bytes else "Does not fit"
+    return (f"{verdict} in {gpu.name} ({gpu.memory_bytes / GIB:.0f} GB; needs about "
+            f"{need / GIB:.0f} GB)")
 
 
 def gather(_report: object = None) -> ModelsReport:

@@ -33,9 +33,9 @@ from app.models.endpoint import hub_endpoint
 from app.models.errors import ModelError
 from app.models.units import human
 from app.storage.settings import Settings
-from app.ui.model_info import ModelsReport, RoleInfo, fits_gpu, gather
+from app.ui.model_info import GIB, ModelsReport, RoleInfo, fits_gpu, gather
 from app.ui.tasks import BackgroundTask, Report
-from app.ui.tier_panel import TierPanel, plain_label
+from app.ui.tier_panel import TierPanel, download_stopped, plain_label
 
 ROLE_NAMES = {"llm": "Language model", "asr": "Speech recognizer", "tts": "Voice",
               "vad": "Voice activity"}
@@ -78,7 +78,7 @@ class _RoleRow(QFrame):
         grid.addWidget(self.state, 2, 0, 1, 2)
         row = 3
         if entry is not None and info.role == "llm":
-            fit = plain_label(fits_gpu(entry, report.gpu), "subtitle")
+            fit = plain_label(fits_gpu(entry, report.gpu, info.placement), "subtitle")
             grid.addWidget(fit, row, 0, 1, 2)
             row += 1
         self.progress = QProgressBar()
@@ -121,7 +121,8 @@ class _RoleRow(QFrame):
             self)
         task.progress.connect(self._progress)
         task.finished.connect(self._finished)
-        task.failed.connect(lambda e: self._ended(f"Download stopped: {e}"))
+        task.failed.connect(lambda e: self._ended(
+            download_stopped(str(e), endpoint, "above")))
         self._task = task
         self.download_button.hide()
         self.cancel_button.show()
@@ -207,7 +208,7 @@ class ModelsDialog(QDialog):
     def show_report(self, report: ModelsReport) -> None:
         self._report = report
         gpu = report.gpu
-        self.note.setText(f"GPU: {gpu.name}, {human(gpu.memory_bytes)}" if gpu
+        self.note.setText(f"GPU: {gpu.name}, {gpu.memory_bytes / GIB:.0f} GB" if gpu
                           else "GPU: none detected — models run on the CPU.")
         rows = report.roles
         if report.advice is not None and report.catalog is not None and report.catalog.tiers:

@@ -17,10 +17,10 @@ from PySide6.QtWidgets import (
 )
 
 from app.models.catalog import Catalog
-from app.models.endpoint import check_endpoint
+from app.models.endpoint import ENV, check_endpoint
 from app.models.errors import ModelError
 from app.models.recommend import MachineAdvice
-from app.models.tiers import first_word, why_not
+from app.models.tiers import FIX_COMMANDS, first_word, why_not
 from app.models.units import human
 
 MIRROR_HINT = "Download mirror (optional), e.g. https://hf-mirror.com"
@@ -36,6 +36,26 @@ def plain_label(text: str = "", object_name: str = "") -> QLabel:
     if object_name:
         label.setObjectName(object_name)
     return label
+
+
+def shown_warnings(warnings: tuple[str, ...]) -> str:
+    """The warnings as paragraphs, each starting with a capital, its fix command on a line
+    of its own (wrapped only at spaces: it is copied from there)."""
+    paragraphs = []
+    for warning in warnings:
+        for command in FIX_COMMANDS:
+            warning = warning.replace(f" {command}", f"\n{command}")
+        paragraphs.append(warning[:1].upper() + warning[1:])
+    return "\n\n".join(paragraphs)
+
+
+def download_stopped(problem: str, endpoint: str | None, mirror_field: str) -> str:
+    """Why a download stopped; where the hub cannot be reached, where to set a mirror."""
+    text = f"Download stopped: {problem}"
+    if "cannot reach the model hub" in problem and endpoint is None:
+        text += (f" If huggingface.co is blocked here, set a download mirror {mirror_field} "
+                 f"(or {ENV}), then resume.")
+    return text
 
 
 class TierPanel(QFrame):
@@ -61,7 +81,7 @@ class TierPanel(QFrame):
         grid.addWidget(heading, 0, 0, 1, 3)
         self.reason = plain_label(rec.reason)
         grid.addWidget(self.reason, 1, 0, 1, 3)
-        self.warnings = plain_label("\n".join(rec.warnings), "subtitle")
+        self.warnings = plain_label(shown_warnings(rec.warnings), "subtitle")
         self.warnings.setVisible(bool(rec.warnings))
         self.warnings.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         grid.addWidget(self.warnings, 2, 0, 1, 3)
@@ -83,13 +103,14 @@ class TierPanel(QFrame):
         start = chosen if chosen in catalog.tiers else rec.tier.name
         self.tiers.setCurrentIndex(self.tiers.findData(start))
         self.tiers.currentIndexChanged.connect(self._changed)
-        grid.addWidget(self.tiers, 3, 1)
+        grid.addWidget(self.tiers, 3, 1, 1, 2)  # the whole width: tier names stay readable
+        self.choice_note = plain_label("", "subtitle")
+        grid.addWidget(self.choice_note, 4, 0, 1, 2)
         self.download_button = QPushButton("Download")
         self.download_button.setObjectName("primary")
         self.download_button.clicked.connect(self.download_all.emit)
-        grid.addWidget(self.download_button, 3, 2)
-        self.choice_note = plain_label("", "subtitle")
-        grid.addWidget(self.choice_note, 4, 0, 1, 3)
+        grid.addWidget(self.download_button, 4, 2, Qt.AlignmentFlag.AlignRight
+                       | Qt.AlignmentFlag.AlignTop)
         self.mirror = QLineEdit(mirror or "")
         self.mirror.setPlaceholderText(MIRROR_HINT)
         self.mirror.editingFinished.connect(self._mirror_edited)

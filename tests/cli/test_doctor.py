@@ -18,6 +18,7 @@ from app.models.catalog import load_catalog
 from app.models.machine import LlamaBuild
 from app.models.resolve import entry_root
 from app.paths import repo_root
+from app.storage.settings import Settings, save_settings
 
 GIB = 1 << 30
 SECTIONS = ("== System", "== GPU and language model runtime", "== Audio", "== Models",
@@ -132,3 +133,63 @@ def test_a_clean_clone_reports_the_checkout_version(monkeypatch: pytest.MonkeyPa
     with (repo_root() / "pyproject.toml").open("rb") as fh:
         version = tomllib.load(fh)["project"]["version"]
     assert doctor.app_version() == f"{version} (checkout, not installed)"
+
+
+def test_a_new_user_sees_nothing_downloaded_and_the_hub(
+    private_dirs: Path, no_sockets: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("HF_ENDPOINT", raising=False)
+    out = io.StringIO()
+    doctor.report(out, Probe(), hash_models=False)
+    text = out.getvalue()
+    assert "downloaded:           none yet" in text
+    assert "from:                 huggingface.co (no mirror set)" in text
+    assert "picked:               none: the app loads the best model downloaded" in text
+    assert "llm now:              SmolLM2 135M" in text and "(embedded)" in text
+    assert "ram:                  31.0 GiB" in text  # as the tier lines count it ("31 GB RAM")
+
+
+@pytest.mark.parametrize(("setting", "env", "expected"), [
+    ("https://hf-mirror.com/", None, "the mirror https://hf-mirror.com (set in the Models dialog)"),
+    (None, "http://proxy.local:8080", "the mirror http://proxy.local:8080 (set in HF_ENDPOINT)"),
+])
+def test_the_download_mirror_is_named(
+    private_dirs: Path, no_sockets: list[str], monkeypatch: pytest.MonkeyPatch,
+    setting: str | None, env: str | None, expected: str
+) -> None:
+    save_settings(Settings(model_endpoint=setting))
+    if env is None:
+        monkeypatch.delenv("HF_ENDPOINT", raising=False)
+    else:
+        monkeypatch.setenv("HF_ENDPOINT", env)
+    out = io.StringIO()
+    doctor.report(out, Probe(), hash_models=False)
+    assert f"from:                 {expected}\n" in out.getvalue()
+    assert no_sockets == []
+
+
+def test_a_bad_mirror_is_a_problem(private_dirs: Path, no_sockets: list[str]) -> None:
+    save_settings(Settings(model_endpoint="hf-mirror.com"))
+    out = io.StringIO()
+    assert doctor.report(out, Probe(), hash_models=False) == 1
+    assert "PROBLEM: download mirror 'hf-mirror.com' is not an http:// or https:// address" \
+        in out.getvalue()
+
+
+def test_the_picked_tier_and_what_each_role_loads(
+    private_dirs: Path, no_sockets: list[str]
+) -> None:
+    save_settings(Settings(model_tier="cpu-medium", llm_backend="server",
+                           llm_server_url="http://127.0.0.1:9/v1"))
+    out = io.StringIO()
+    doctor.report(out, Probe(), hash_models=False)
+    text = out.getvalue()
+    assert "picked:               cpu-medium (in the Models dialog): its models load first" in text
+    assert "llm now:              a language model server (set in Settings)" in text
+    assert "127.0.0.1" not in text  # the server's address stays out of a pasted report
+    assert "asr now:              Whisper tiny.en" in text  # Whisper small is not downloaded
+    save_settings(Settings(model_tier="gone"))
+    out = io.StringIO()
+    doctor.report(out, Probe(), hash_models=False)
+    assert "picked:               'gone', which the manifest no longer has (ignored)" \
+        in out.getvalue()

@@ -12,6 +12,7 @@ from app.models import cli
 from app.models.catalog import Catalog, ModelEntry, ModelFile, load_catalog
 from app.models.endpoint import hub_endpoint
 from app.models.errors import ModelError
+from app.storage.settings import Settings, save_settings
 from tests.models.models_fakehub import FakeHub
 
 DATA = b"GGUF" + bytes(range(256)) * 512
@@ -82,3 +83,15 @@ def test_a_bad_mirror_is_one_line_and_downloads_nothing(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "not an http:// or https:// address" in err
     assert mirror.requests == [] and not (tmp_path / "tiny").exists()
+
+
+def test_the_mirror_set_in_the_app_is_used_by_the_command_line(
+    mirror: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")  # the setting wins over it
+    save_settings(Settings(model_endpoint=mirror.url))
+    out = io.StringIO()
+    assert cli.main(["download", "llm", "--yes", "--dir", str(tmp_path)], out=out) == 0
+    assert f"from the mirror {mirror.url}\n" in out.getvalue()
+    assert ("GET", PATH, None) in mirror.requests
+    assert (tmp_path / "tiny" / "tiny.gguf").read_bytes() == DATA

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import shutil
 import threading
 from collections import namedtuple
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -169,3 +171,56 @@ def test_a_second_download_of_the_same_model_is_refused(hub: FakeHub, tmp_path: 
     worker.join(10)
     assert errors == []
     assert (tmp_path / "tiny" / "tiny.gguf").read_bytes() == DATA
+
+
+class _FillingDisk:
+    """A .part file on a disk that fills after ``room`` bytes (ENOSPC), until space is freed."""
+
+    def __init__(self, room: int) -> None:
+        self.room = room
+        self.real_open = Path.open
+
+    def open(self, path: Path, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        handle = self.real_open(path, mode, *args, **kwargs)
+        if not path.name.endswith(".part") or "b" not in mode or "r" in mode:
+            return handle
+        disk = self
+
+        class Full:
+            def __enter__(self) -> Full:
+                return self
+
+            def __exit__(self, *exc: object) -> None:
+                handle.close()
+
+            def write(self, chunk: bytes) -> int:
+                fits = chunk[: max(disk.room, 0)]
+                handle.write(fits)
+                disk.room -= len(fits)
+                if len(fits) < len(chunk):
+                    handle.flush()
+                    raise OSError(errno.ENOSPC, "No space left on device")
+                return len(chunk)
+
+        return Full()
+
+
+def test_a_disk_that_fills_mid_download_keeps_the_part_to_resume(
+    hub: FakeHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    disk = _FillingDisk(room=1_500_000)
+    monkeypatch.setattr(Path, "open", lambda self, *a, **k: disk.open(self, *a, **k))
+    with pytest.raises(ModelError) as info:
+        download(_entry(), dest_dir=tmp_path, endpoint=hub.url)
+    message = str(info.value)
+    assert "\n" not in message and message.startswith("disk full while writing")
+    assert "free some space" in message and "resume" in message
+    part = tmp_path / "tiny" / "tiny.gguf.part"
+    assert part.stat().st_size == 1_500_000  # what fitted is kept
+    assert not (tmp_path / "tiny" / "tiny.gguf").exists()
+    gets = [r for r in hub.requests if r[0] == "GET"]
+    assert len(gets) == 1  # a full disk is not retried like a network cut
+    disk.room = 10**9  # the user freed some space
+    path = download(_entry(), dest_dir=tmp_path, endpoint=hub.url)
+    assert ("GET", PATH, "bytes=1500000-") in hub.requests
+    assert path.read_bytes() == DATA and not part.exists()

@@ -11,7 +11,7 @@ from app.gpu import Gpu
 from app.models.catalog import default_manifest_path, load_catalog, parse_catalog
 from app.models.errors import ModelError
 from app.models.machine import LlamaBuild, measure
-from app.models.tiers import CUDA_FIX, METAL_FIX, choose, machine_label
+from app.models.tiers import CUDA_FIX, EXPERTS_NOT_YET, METAL_FIX, choose, machine_label
 from app.storage.safe_read import load_toml
 
 GIB = 1 << 30
@@ -72,15 +72,22 @@ MACHINES: list[tuple[str, FakeProbe, str]] = [
                                                     15 * GIB, 8), "cpu-medium"),
     ("RTX 3060 with a CPU-only binding, 32 GB, 16 cores",
      FakeProbe(card("NVIDIA GeForce RTX 3060", 12), CPU, 31 * GIB, 16), "cpu-large"),
+    ("RTX 3070 8 GB, 32 GB RAM, today's binding",
+     FakeProbe(card("NVIDIA GeForce RTX 3070", 8), CUDA, 31 * GIB, 16), "gpu-small"),
+    ("GTX 1660 6 GB, 16 GB RAM, 12 threads",
+     FakeProbe(card("NVIDIA GeForce GTX 1660 SUPER", 6), CUDA, 15 * GIB, 12), "cpu-medium"),
     ("workstation CPU, 64 GB, 16 cores", FakeProbe(None, CPU, 62 * GIB, 16), "cpu-large"),
+    ("32 GB desktop, 8 threads", FakeProbe(None, CPU, 31 * GIB + 200 * MIB, 8), "cpu-large"),
     ("32 GB but 4 cores", FakeProbe(None, CPU, 31 * GIB, 4), "cpu-small"),
     ("16 GB laptop, 8 threads", FakeProbe(None, CPU, 15 * GIB + 300 * MIB, 8), "cpu-medium"),
     ("16 GB laptop, 4 threads", FakeProbe(None, CPU, 15 * GIB, 4), "cpu-small"),
     ("8 GB laptop", FakeProbe(None, CPU, 7 * GIB + 700 * MIB, 4), "cpu-small"),
+    ("8 GB old laptop, 2 cores", FakeProbe(None, CPU, 7 * GIB + 500 * MIB, 2), "cpu-small"),
     ("4 GB netbook", FakeProbe(None, CPU, 4 * GIB, 2), "embedded"),
     ("RAM unknown", FakeProbe(None, CPU, None, 8), "embedded"),
     ("MacBook M2 16 GB (Metal)", FakeProbe(None, METAL, 16 * GIB, 8), "gpu-small"),
     ("Mac Studio 64 GB (Metal)", FakeProbe(None, METAL, 64 * GIB, 12), "gpu-full"),
+    ("MacBook Air M1 8 GB (Metal)", FakeProbe(None, METAL, 8 * GIB, 8), "cpu-small"),
     ("4090 but a nearly full disk", FakeProbe(card("NVIDIA GeForce RTX 4090", 24), CUDA,
                                               64 * GIB, 24, disk=8 * GIB), "gpu-small"),
     ("16 GB laptop, disk full", FakeProbe(None, CPU, 15 * GIB, 8, disk=GIB // 2), "embedded"),
@@ -127,6 +134,16 @@ def test_a_mac_with_a_cpu_only_binding_is_told_the_metal_fix() -> None:
     intel = FakeProbe(None, CPU, 16 * GIB, 8)
     intel.system_ = "Darwin 24.1.0 (x86_64)"
     assert choose(load_catalog(), measure(intel, Path("/m"))).warnings == ()
+
+
+def test_a_machine_without_a_gpu_is_not_told_about_experts() -> None:
+    """The reason for passing over the experts-in-RAM tier is the one the user can act on."""
+    laptop = choose(load_catalog(), measure(FakeProbe(None, CPU, 15 * GIB, 8), Path("/m")))
+    assert dict(laptop.passed_over)["gpu-experts-cpu"] == "no GPU the language model can use"
+    probe = FakeProbe(card("NVIDIA GeForce RTX 3060", 12), CUDA, 31 * GIB, 12)
+    gaming = choose(load_catalog(), measure(probe, Path("/m")))
+    assert dict(gaming.passed_over)["gpu-experts-cpu"] == EXPERTS_NOT_YET
+    assert "Hanasu" in EXPERTS_NOT_YET and "binding" not in EXPERTS_NOT_YET
 
 
 def test_machine_labels() -> None:

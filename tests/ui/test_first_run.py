@@ -12,19 +12,21 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
-from PySide6.QtWidgets import QApplication
+from PySide6.QtWidgets import QApplication, QLabel
 from pytestqt.qtbot import QtBot
 
 from app.models.catalog import ModelEntry
-from app.models.errors import DownloadCancelled
+from app.models.errors import DownloadCancelled, ModelError
 from app.storage.settings import Settings
 from app.ui import first_run
 from app.ui.first_run import WelcomeDialog, should_welcome
 from app.ui.main import _welcome
 from app.ui.theme import apply_theme
+from app.ui.tier_panel import download_stopped
 from app.ui.window import MainWindow
-from tests.ui.tiers_support import _report
+from tests.ui.tiers_support import MACHINES, _report
 
 SHOTS = Path(__file__).parent / "screenshots"
 # the module (app.models re-exports its `download` function under the same name)
@@ -60,6 +62,34 @@ def test_what_runs_now_and_what_to_download(qtbot: QtBot) -> None:
     assert "5.9 GB, about 16 min at 50 Mbit/s" in detail
     assert page.download_button.isVisible() and page.download_button.text() == "Download 5.9 GB"
     assert page.later_button.text() == "Not now"
+
+
+def test_an_unused_gpu_and_its_fix_stand_apart_and_can_be_copied(qtbot: QtBot) -> None:
+    page = WelcomeDialog(Settings, gather_now=False)
+    qtbot.addWidget(page)
+    page.show_report(_report(MACHINES["rtx3060-cpu-only-binding"]))
+    page.show()
+    assert page.detail.text().startswith("To download: Gemma 4 26B-A4B")
+    assert "CPU-only" not in page.detail.text()
+    assert page.warnings.isVisible() and "GGML_CUDA=on" in page.warnings.text()
+    assert page.warnings.textInteractionFlags() & Qt.TextInteractionFlag.TextSelectableByMouse
+    assert not _welcome_page(qtbot).warnings.isVisible()  # the laptop has nothing to fix
+
+
+def test_a_blocked_hub_points_to_the_mirror(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) -> None:
+    def blocked(entry: ModelEntry, **_: Any) -> Path:
+        raise ModelError("cannot reach the model hub for https://huggingface.co/x: timed out")
+
+    monkeypatch.setattr(download_module, "download", blocked)
+    monkeypatch.delenv("HF_ENDPOINT", raising=False)
+    page = _welcome_page(qtbot)
+    page.download_button.click()
+    qtbot.waitUntil(lambda: not page.downloading, timeout=5_000)
+    assert page.status.text().startswith("Download stopped: cannot reach the model hub")
+    assert "set a download mirror in Models (or HF_ENDPOINT), then resume." in page.status.text()
+    assert page.download_button.text() == "Resume download"
+    assert download_stopped("cannot reach the model hub for x", "https://m", "here") == (
+        "Download stopped: cannot reach the model hub for x")  # a mirror is set already
 
 
 def _fake(calls: list[tuple[str, str | None]], wait: threading.Event | None = None
@@ -107,6 +137,26 @@ def test_stop_keeps_it_resumable(qtbot: QtBot, monkeypatch: pytest.MonkeyPatch) 
     assert [v for v, _ in calls] == ["e4b", "small", "production"]
 
 
+def test_the_download_line_and_buttons_stay_inside_the_page(
+    qtbot: QtBot, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[str, str | None]] = []
+    release = threading.Event()
+    monkeypatch.setattr(download_module, "download", _fake(calls, release))
+    page = _welcome_page(qtbot)
+    qtbot.wait(20)
+    page.download_button.click()
+    qtbot.waitUntil(lambda: " of " in page.status.text(), timeout=5_000)
+    qtbot.wait(20)  # let the layout settle
+    for widget in (page.status, page.progress, page.stop_button):
+        assert widget.isVisible()
+        assert widget.geometry().bottom() < page.height(), widget
+    assert page.status.height() >= page.status.heightForWidth(page.status.width())
+    page.stop_button.click()
+    qtbot.waitUntil(lambda: not page.downloading, timeout=5_000)
+    assert page.download_button.geometry().bottom() < page.height()
+
+
 def test_speed_and_time_left_are_measured(qtbot: QtBot) -> None:
     ticks = itertools.count(0.0, 10.0)
     page = _welcome_page(qtbot, clock=lambda: next(ticks))
@@ -147,3 +197,26 @@ def test_screenshot(qtbot: QtBot) -> None:
     SHOTS.mkdir(exist_ok=True)
     platform = QGuiApplication.platformName()
     assert page.grab().save(str(SHOTS / f"first-run-{platform}.png"))
+
+
+@pytest.mark.parametrize("machine", sorted(MACHINES))
+def test_screenshot_on_each_machine_shows_all_its_text(qtbot: QtBot, machine: str) -> None:
+    """As the app opens it: shown first, the recommendation arrives later; nothing clipped."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    apply_theme(app)
+    page = WelcomeDialog(Settings, gather_now=False)
+    qtbot.addWidget(page)
+    page.show()
+    qtbot.wait(20)
+    page.show_report(_report(MACHINES[machine]))
+    qtbot.wait(50)  # let the layout settle (runs the event loop)
+    SHOTS.mkdir(exist_ok=True)
+    platform = QGuiApplication.platformName()
+    assert page.grab().save(str(SHOTS / f"first-run-{machine}-{platform}.png"))
+    for label in page.findChildren(QLabel):
+        if label.isVisible() and label.wordWrap():
+            assert label.height() >= label.heightForWidth(label.width()), label.text()
+            assert label.geometry().bottom() <= page.height(), label.text()
+    screen = page.screen().availableGeometry()
+    assert page.width() <= max(640, screen.width()) and page.download_button.isVisible()

@@ -50,5 +50,6 @@ def test_download_progress_and_cancel(qtbot: QtBot, monkeypatch: pytest.MonkeyPa
 def test_gpu_fit_sentence() -> None:
     entry = _llm()
     assert "No GPU" in fits_gpu(entry, None)
-    assert fits_gpu(entry, Gpu("Big GPU", 200 * 2**30)).startswith("fits")
-    assert fits_gpu(entry, Gpu("Tiny GPU", 2**30)).startswith("does not fit")
+    assert fits_gpu(entry, Gpu("Big GPU", 200 * 2**30)).startswith("Fits in Big GPU (200 GB;")
+    assert fits_gpu(entry, Gpu("Tiny GPU", 2**30)).startswith("Does not fit in Tiny GPU (1 GB;")
+    assert "on the CPU" in fits_gpu(entry, Gpu("Tiny GPU", 2**30), placement="cpu")

@@ -23,7 +23,7 @@ from app.ui.session import Session
 from app.ui.tasks import Report
 from app.ui.theme import apply_theme
 from app.ui.window import MainWindow
-from tests.ui.tiers_support import Laptop, _report
+from tests.ui.tiers_support import MACHINES, Laptop, _report
 
 GIB = 1 << 30
 SHOTS = Path(__file__).parent / "screenshots"
@@ -168,3 +168,43 @@ def test_the_window_keeps_and_saves_the_choice(
 
 def _report_for_laptop() -> ModelsReport:
     return _report()
+
+
+@pytest.mark.parametrize("machine", sorted(MACHINES))
+def test_screenshot_on_each_machine_shows_all_its_text(qtbot: QtBot, machine: str) -> None:
+    """As opened from the window (shown, then the report arrives): no clipped text, and the
+    tier panel's recommendation and any fix are visible without scrolling sideways."""
+    app = QApplication.instance()
+    assert isinstance(app, QApplication)
+    apply_theme(app)
+    dialog = ModelsDialog(gather_now=False)
+    qtbot.addWidget(dialog)
+    dialog.resize(640, 720)
+    dialog.show()
+    qtbot.wait(20)
+    dialog.show_report(_report(MACHINES[machine]))
+    qtbot.wait(50)  # let the layout settle (runs the event loop)
+    SHOTS.mkdir(exist_ok=True)
+    platform = QGuiApplication.platformName()
+    assert dialog.grab().save(str(SHOTS / f"dialog-models-{machine}-{platform}.png"))
+    panel = dialog.panel
+    assert panel is not None and panel.reason.isVisible()
+    assert panel.width() <= dialog.scroller.viewport().width()
+    for lab in dialog.findChildren(QLabel):
+        if lab.wordWrap() and lab.isVisible():
+            assert lab.height() >= lab.heightForWidth(lab.width()), lab.text()
+
+
+def test_a_cpu_tier_on_a_gpu_machine_does_not_talk_about_gpu_fit(qtbot: QtBot) -> None:
+    dialog = ModelsDialog(gather_now=False)
+    qtbot.addWidget(dialog)
+    dialog.show_report(_report(MACHINES["rtx3060-cpu-only-binding"]))
+    assert dialog.note.text() == "GPU: NVIDIA GeForce RTX 3060, 12 GB"  # as the reason counts
+    texts = [lab.text() for lab in dialog.rows[0].findChildren(QLabel)]
+    assert "This tier runs the language model on the CPU (no GPU memory needed)." in texts
+    assert not any("fit" in text for text in texts)
+    panel = dialog.panel
+    assert panel is not None
+    panel.tiers.setCurrentIndex(panel.tiers.findData("gpu-small"))  # the user's override
+    texts = [lab.text() for lab in dialog.rows[0].findChildren(QLabel)]
+    assert any(text.startswith("Fits in NVIDIA GeForce RTX 3060 (12 GB;") for text in texts)

@@ -14,11 +14,15 @@ GIB = 1 << 30
 
 
 class Laptop:
-    """16 GB, 8 threads, an NVIDIA card the CPU-only llama-cpp-python cannot use."""
+    """16 GB, 8 threads by default, and an NVIDIA card if given (the default CPU-only
+    llama-cpp-python cannot use it)."""
 
-    def __init__(self, gpu: Gpu | None = None, llama: LlamaBuild | None = None) -> None:
+    def __init__(self, gpu: Gpu | None = None, llama: LlamaBuild | None = None,
+                 ram: int = 15 * GIB, cores: int = 8) -> None:
         self._gpu = gpu
         self._llama = llama or LlamaBuild("0.3.36", "CPU", False)
+        self._ram = ram
+        self._cores = cores
 
     def system(self) -> str:
         return "Simulated"
@@ -30,13 +34,28 @@ class Laptop:
         return self._llama
 
     def ram_bytes(self) -> int | None:
-        return 15 * GIB
+        return self._ram
 
     def cores(self) -> int:
-        return 8
+        return self._cores
 
     def disk_free_bytes(self, path: Path) -> int | None:
         return 100 * GIB
+
+
+def card(name: str, gib: int) -> Gpu:
+    """An NVIDIA card with 600 MiB in use by the desktop."""
+    return Gpu(name, gib * GIB, gib * GIB - 600 * (1 << 20), 600 * (1 << 20))
+
+
+CUDA = LlamaBuild("0.3.36", "CUDA", True)
+MACHINES = {
+    "laptop-16gb": Laptop(),
+    "rtx3060-cpu-only-binding": Laptop(card("NVIDIA GeForce RTX 3060", 12), ram=31 * GIB),
+    "rtx4090": Laptop(card("NVIDIA GeForce RTX 4090", 24), CUDA, ram=62 * GIB, cores=24),
+    "old-laptop-8gb-2-cores": Laptop(ram=7 * GIB + 500 * (1 << 20), cores=2),
+}
+"""Simulated machines the screenshots are taken on."""
 
 
 def _report(probe: Laptop | None = None) -> ModelsReport:

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Prove the GPU path on one CUDA machine, in one step, in under 8 minutes, with no network:
+# Prove the GPU path on one CUDA machine, in one step, in about 9 minutes, with no network:
 #   1. build llama-cpp-python with CUDA for this machine's GPU only (from a local sdist),
 #   2. `hanasu bench gpu`: random-weight Gemma 4 26B-A4B (real shapes, ~16 GB, written once)
 #      -> cold/warm TTFT for 500/1,000/2,000-token persona prefixes, decode tok/s, tokens per
-#      chunk, GPU memory, swa_full on/off, n_gpu_layers automatic vs all, and the 8-16 GB GPU
-#      tier: all layers on the GPU with the MoE experts kept in system RAM (-ot exps=CPU),
-#   3. one full `hanasu run` turn (spoken question in, spoken reply out) with that model.
+#      chunk, GPU memory, swa_full on/off, n_gpu_layers automatic vs all, and the partial-
+#      offload candidate for 8-16 GB GPUs: all layers on the GPU with the MoE experts kept in
+#      system RAM (-ot exps=CPU, tier gpu-experts-cpu),
+#   3. the other 8-16 GB candidate, Gemma 4 E4B fully on the GPU (tier gpu-small; random
+#      weights, real shapes, ~5 GB): step 2's and step 3's warm TTFT say which tier is faster
+#      to the first word (SKIP_E4B=1 skips it),
+#   4. one full `hanasu run` turn (spoken question in, spoken reply out) with the 26B model.
 #
 #   assets/packaging/gpu/prove-gpu.sh [OUT_DIR]      (repo root, Python env with Hanasu installed)
 #
@@ -49,6 +53,14 @@ timeout 330 python -m app bench gpu --cache "${GGUF_CACHE:-$OUT}" --experts-on-c
     --json "$OUT/bench-gpu.json" \
     | tee "$OUT/bench-gpu.txt"
 
+if [ "${SKIP_E4B:-0}" != 1 ]; then
+    step "hanasu bench gpu on Gemma 4 E4B fully on the GPU (the gpu-small tier)"
+    E4B=$(python -c 'import sys; from pathlib import Path; from bench import gemma4_gguf
+print(gemma4_gguf.cached(gemma4_gguf.E4B, Path(sys.argv[1])))' "${GGUF_CACHE:-$OUT}" | tail -1)
+    timeout 150 python -m app bench gpu --gguf "$E4B" --prefixes 500,1000 \
+        --json "$OUT/bench-gpu-e4b.json" | tee "$OUT/bench-gpu-e4b.txt"
+fi
+
 step "one hanasu run turn with the random-weight Gemma 4 on the GPU"
 GGUF=$(ls "${GGUF_CACHE:-$OUT}"/gemma4-26b-a4b-random-v*.gguf | head -1)
 python - "$OUT/question.wav" <<'PY'
@@ -68,4 +80,4 @@ assert turns and turns[0].get("first_sample_played"), "the turn produced no audi
 t = turns[0]
 print("turn:", repr(t["transcript"]), "-> v2v", t["voice_to_voice"], "s (reply is noise: random weights)")
 PY
-step "done: figures in $OUT (bench-gpu.json, run-timeline.json)"
+step "done: figures in $OUT (bench-gpu.json, bench-gpu-e4b.json, run-timeline.json)"
