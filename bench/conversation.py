@@ -232,9 +232,7 @@ def score(result: RunResult, placed: list[Placed]) -> list[dict[str, object]]:
     rows: list[dict[str, object]] = []
     for index, item in enumerate(placed):
         until = placed[index + 1].start_s if index + 1 < len(placed) else out.size / rate
-        lo = int(item.end_s * rate)
-        loud = np.flatnonzero(np.abs(out[lo:int(until * rate)]) > LOUD)
-        first = None if loud.size == 0 else (lo + int(loud[0])) / rate
+        first = _answer_onset(out, rate, item.end_s, until)
         turn = _turn_for(result.turns, item)
         playing = loud_between(out, rate, item.start_s - 0.3, item.start_s)
         rows.append({
@@ -257,6 +255,22 @@ def score(result: RunResult, placed: list[Placed]) -> list[dict[str, object]]:
             "playback_gaps": turn.playback_gaps() if turn else [],
         })
     return rows
+
+
+def _answer_onset(out: FloatAudio, rate: int, end_s: float, until_s: float) -> float | None:
+    """The first loud sample after ``end_s`` that follows 100 ms of quiet: a reply still
+    sounding when the user stops (one that did not stop for them, or began before they
+    finished) is not the answer's start; ``talked_over_user`` reports those."""
+    lo, hi = int(end_s * rate), int(until_s * rate)
+    loud = np.flatnonzero(np.abs(out[lo:hi]) > LOUD)
+    if loud.size == 0:
+        return None
+    quiet = int(0.1 * rate)
+    start = lo + int(loud[0])
+    if not np.any(np.abs(out[max(0, start - quiet):start]) > LOUD):
+        return start / rate
+    after_gap = np.flatnonzero(np.diff(loud) >= quiet)
+    return None if after_gap.size == 0 else (lo + int(loud[after_gap[0] + 1])) / rate
 
 
 def _turn_for(turns: list[TurnTimeline], item: Placed) -> TurnTimeline | None:
