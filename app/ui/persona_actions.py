@@ -17,7 +17,9 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QFileDialog, QMessageBox
 
-from app.personas.cards import CardError, export_card_png, import_card, slug, unique_id
+from app.personas.card_export import export_card_png
+from app.personas.card_file import CardError
+from app.personas.cards import import_card, slug, unique_id
 from app.personas.loader import PersonaLibrary, load_persona_library, user_personas_dir
 from app.personas.model import Persona
 from app.personas.writer import PersonaSaveError, delete_persona_file
