@@ -228,7 +228,8 @@ def open_database(path: Path | None = None) -> Opened:
             db.close()
     except (sqlite3.Error, OSError) as exc:
         log.info("cannot create the conversation database %s: %s", path, exc)
-        return Opened(None, f"Conversations will not be saved this session: {reason(exc)}.")
+        return Opened(None, "Conversations will not be saved this session: "
+                            f"{reason(exc, path)}.")
     return Opened(path, notice)
 
 
@@ -266,7 +267,7 @@ def _check(path: Path) -> _Verdict:
     except sqlite3.Error as exc:
         if is_corruption(exc):
             return _Verdict("corrupt", str(exc))
-        return _Verdict("unusable", reason(exc))
+        return _Verdict("unusable", reason(exc, path))
     return _Verdict()
 
 
