@@ -36,7 +36,7 @@ import httpx
 
 from app.adapters.errors import EngineLoadError, first_line
 from app.adapters.llama_llm import _StopFilter, _ThoughtFilter
-from app.adapters.sse import TooLong, capped_body, capped_lines
+from app.adapters.sse import MAX_ERROR_BYTES, TooLong, capped_body, capped_lines, capped_response
 from app.adapters.template_guard import KNOWN_MARKERS, MarkerGuard
 from app.core.ports import ChatMessage, PromptStats
 
@@ -351,11 +351,12 @@ class OpenAILanguageModel:
             if response.status_code == 200:
                 return response, sent
             try:
-                response.read()
+                response = capped_response(response, MAX_ERROR_BYTES)
             except httpx.HTTPError as exc:
                 raise self._transport_error(exc, timeout_s) from exc
-            finally:
-                response.close()
+            except TooLong as exc:
+                raise self._fail(f"answered HTTP {response.status_code} with {exc} of "
+                                 "error text") from exc
             if self._rejects_extensions(response):
                 log.warning("%s rejects llama.cpp/vLLM fields: sending plain OpenAI", self.server)
                 self._plain = True
@@ -549,9 +550,12 @@ class OpenAILanguageModel:
     def list_models(self) -> list[dict[str, Any]]:
         """``/v1/models``: what the server serves (raises LlmServerError)."""
         try:
-            response = self._client.get(self.base_url + "/models")
+            request = self._client.build_request("GET", self.base_url + "/models")
+            response = capped_response(self._client.send(request, stream=True))
         except httpx.HTTPError as exc:
             raise self._transport_error(exc, self.read_timeout_s) from exc
+        except TooLong as exc:
+            raise self._fail(f"answered /models with {exc} (not a model list)") from exc
         if response.status_code != 200:
             raise self._status_error(response)
         try:
