@@ -67,6 +67,7 @@ from app.engines import (
 )
 from app.personas import Persona, load_persona_library
 from app.personas.switch import persona_switch
+from app.personas.text import plain_text
 from app.storage.database import open_database
 from app.storage.keeper import Keeper, attach
 
@@ -240,6 +241,7 @@ class _Problems:
             self._say(f"the {event.stage} stage failed: {event.message}", failure=True)
 
     def _say(self, line: str, failure: bool) -> None:
+        line = plain_text(line)  # a server's words: no terminal escapes, no bidi overrides
         with self._lock:
             if failure:
                 self._failures.append(line)
