@@ -9,9 +9,7 @@ once that it cannot be written, and the run exits 1 after writing its reply.
 
 from __future__ import annotations
 
-import errno
 import os
-import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -21,56 +19,23 @@ import numpy as np
 import pytest
 import soundfile
 
-from app.storage.database import open_database
-from app.storage.history import Database, Exchange, HistoryStore
 from tests.pipeline.conftest import silence, voiced
+from tests.support.tmpfs import (
+    EXCHANGES,
+    exchange_count,
+    fill,
+    remount,
+    small_tmpfs,
+    write_history,
+)
 
 REPO = Path(__file__).resolve().parents[2]
-EXCHANGES = 40
 
 
 @pytest.fixture
 def disk(tmp_path: Path) -> Iterator[Path]:
-    """A 1 MiB tmpfs, unmounted afterwards."""
-    where = tmp_path / "disk"
-    where.mkdir()
-    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs",
-                              str(where)], capture_output=True, text=True, check=False)
-    if mounted.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs ({mounted.stderr.strip()}): needs root")
-    try:
+    with small_tmpfs(tmp_path / "disk") as where:
         yield where
-    finally:
-        subprocess.run(["umount", "-l", str(where)], check=False)
-
-
-def _history(path: Path) -> None:
-    store = HistoryStore(Database(open_database(path).path))
-    for i in range(EXCHANGES):
-        store.add_exchange("hana", "c1", Exchange(f"question {i}", "answer " * 20,
-                                                  committed_at=float(i)))
-    store.db.close()
-
-
-def _fill(disk: Path) -> Path:
-    filler = disk / "filler"
-    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        while True:
-            os.write(fd, b"\0" * 4096)
-    except OSError as exc:
-        assert exc.errno == errno.ENOSPC
-    finally:
-        os.close(fd)
-    return filler
-
-
-def _rows(path: Path) -> int:
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        return int(db.execute("SELECT COUNT(*) FROM exchanges").fetchone()[0])
-    finally:
-        db.close()
 
 
 def _run(tmp_path: Path, disk: Path) -> subprocess.CompletedProcess[str]:
@@ -98,9 +63,9 @@ def _said(stderr: str) -> tuple[list[str], list[str]]:
 def test_a_really_full_disk_keeps_the_history_and_says_so_once(
         tmp_path: Path, disk: Path) -> None:
     db = disk / "data" / "hanasu.db"
-    _history(db)
+    write_history(db)
     (disk / "log").mkdir(mode=0o700)
-    filler = _fill(disk)
+    filler = fill(disk)
     done = _run(tmp_path, disk)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
@@ -110,15 +75,15 @@ def test_a_really_full_disk_keeps_the_history_and_says_so_once(
     filler.unlink()  # space again: the history is all there, nothing was set aside
     assert {p.name for p in db.parent.iterdir()} <= {"hanasu.db", "hanasu.db-wal",
                                                      "hanasu.db-shm"}  # none set aside
-    assert _rows(db) == EXCHANGES
+    assert exchange_count(db) == EXCHANGES
 
 
 def test_a_disk_mounted_read_only_keeps_the_history_and_says_so_once(
         tmp_path: Path, disk: Path) -> None:
     db = disk / "data" / "hanasu.db"
-    _history(db)
+    write_history(db)
     (disk / "log").mkdir(mode=0o700)
-    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    remount(disk, "ro")
     done = _run(tmp_path, disk)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
@@ -127,5 +92,5 @@ def test_a_disk_mounted_read_only_keeps_the_history_and_says_so_once(
     assert "untouched" in saving[0]
     assert len(logging) == 1
     assert [p.name for p in db.parent.iterdir()] == ["hanasu.db"]
-    subprocess.run(["mount", "-o", "remount,rw", str(disk)], check=True)
-    assert _rows(db) == EXCHANGES
+    remount(disk, "rw")
+    assert exchange_count(db) == EXCHANGES

@@ -1,5 +1,6 @@
-"""A database that stops taking writes while the window is open (read-only, locked past
-the busy timeout) is one notice in the window, however many turns are not saved."""
+"""A database that cannot be written is one notice in the window, however many turns are
+not saved: a disk really full at launch (the history left as it is), or a database that
+turns read-only or is locked past the busy timeout while the window is open."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from app.storage.history import Exchange
 from app.storage.keeper import Keeper
 from app.ui.main import create_window
 from app.ui.window import MainWindow
+from tests.support.tmpfs import EXCHANGES, exchange_count, fill, small_tmpfs, write_history
 
 
 def _save_three(keeper: Keeper) -> None:
@@ -62,3 +64,31 @@ def test_a_database_that_refuses_writes_is_one_notice_in_the_window(
         other.close()
     window.shutdown()
     keeper.close()
+
+
+def test_a_disk_full_at_launch_is_one_notice_and_the_history_is_kept(
+        qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    with small_tmpfs(tmp_path / "disk") as disk:
+        db = disk / "data" / "hanasu.db"
+        write_history(db)
+        monkeypatch.setenv("HANASU_DATA_DIR", str(disk / "data"))
+        filler = fill(disk)
+        window, keeper = _window_in_memory(qtbot)
+        _save_three(keeper)  # the session goes on in memory
+        [notice] = _saving(window)
+        assert "disk is full" in notice and "untouched" in notice
+        window.shutdown()
+        keeper.close()
+        filler.unlink()
+        assert {p.name for p in db.parent.iterdir()} <= {"hanasu.db", "hanasu.db-wal",
+                                                         "hanasu.db-shm"}
+        assert exchange_count(db) == EXCHANGES
+
+
+def _window_in_memory(qtbot: QtBot) -> tuple[MainWindow, Keeper]:
+    window = create_window()
+    qtbot.addWidget(window)
+    assert window.conversations is not None
+    keeper = window.conversations.keeper
+    assert not keeper.db.persistent
+    return window, keeper
