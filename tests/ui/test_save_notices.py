@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from pytestqt.qtbot import QtBot
 
+from app.storage.database import open_database
 from app.storage.history import Exchange
 from app.storage.keeper import Keeper
 from app.ui.main import create_window
@@ -92,3 +93,35 @@ def _window_in_memory(qtbot: QtBot) -> tuple[MainWindow, Keeper]:
     keeper = window.conversations.keeper
     assert not keeper.db.persistent
     return window, keeper
+
+
+def test_memory_edits_the_database_refuses_are_said_in_the_dialog_each_time(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    """Adding, editing or deleting a memory is the user's own request: when the database
+    is read-only each one is said in the dialog, no traceback, and the list shows what is
+    really kept."""
+    from app.ui.memory_dialog import MemoryDialog
+
+    opened = open_database(tmp_path / "hanasu.db")
+    keeper = Keeper(opened)
+    keeper.memories.add("hana", "My sister is called Mei")
+    dialog = MemoryDialog(keeper.memories, "hana", "Hana")
+    qtbot.addWidget(dialog)
+    dialog.show()
+    keeper.db._db.close()
+    keeper.db._db = sqlite3.connect(f"file:{opened.path}?mode=ro", uri=True,
+                                    check_same_thread=False, isolation_level=None)
+    dialog.new_text.setText("I live in Lyon")
+    dialog.add_button.click()
+    assert "not saved" in dialog.status.text() and "read-only" in dialog.status.text()
+    assert dialog.texts() == ["My sister is called Mei"]
+    assert dialog.new_text.text() == "I live in Lyon"  # kept to try again
+    dialog.status.clear()
+    dialog.list.item(0).setText("My sister is called Ana")  # an edit in place
+    assert "not saved" in dialog.status.text()
+    assert dialog.texts() == ["My sister is called Mei"]
+    dialog.status.clear()
+    dialog.delete_selected()
+    assert "not deleted" in dialog.status.text()
+    assert dialog.texts() == ["My sister is called Mei"]
+    keeper.close()
