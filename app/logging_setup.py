@@ -78,13 +78,8 @@ def configure_logging(verbose: bool = False) -> None:
         )
         root.addHandler(file_handler)
     except OSError as exc:  # a read-only or full disk must not stop the app
-        console.handle(
-            logging.makeLogRecord(
-                {
-                    "msg": f"file logging disabled: {exc}",
-                    "levelno": logging.WARNING,
-                    "levelname": "WARNING",
-                }
-            )
-        )
+        where = exc.filename or user_log_dir() / LOG_FILE
+        with contextlib.suppress(OSError, ValueError):
+            sys.stderr.write(f"hanasu: cannot write the log file {where} "
+                             f"({exc.strerror or exc}); file logging is off.\n")
     root._hanasu_configured = True  # type: ignore[attr-defined]

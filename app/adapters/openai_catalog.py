@@ -9,6 +9,7 @@ from typing import Any
 import httpx
 
 from app.adapters.openai_errors import ServerErrors
+from app.adapters.sse import TooLong, capped_response
 
 
 @dataclass(frozen=True)
@@ -46,9 +47,12 @@ class ServerCatalog:
         """``/v1/models``: what the server serves (raises LlmServerError); ``model`` is
         the one asked for, named in a 404."""
         try:
-            response = self._client.get(self._base_url + "/models")
+            request = self._client.build_request("GET", self._base_url + "/models")
+            response = capped_response(self._client.send(request, stream=True))
         except httpx.HTTPError as exc:
             raise self._errors.transport(exc, self._timeout_s) from exc
+        except TooLong as exc:
+            raise self._errors.fail(f"answered /models with {exc} (not a model list)") from exc
         if response.status_code != 200:
             raise self._errors.status(response, model)
         try:

@@ -54,7 +54,13 @@ from app.adapters.openai_stream import (
     prompt_stats,
 )
 from app.adapters.sampling import SamplingConfig
-from app.adapters.sse import TooLong, capped_body, capped_lines
+from app.adapters.sse import (
+    MAX_ERROR_BYTES,
+    TooLong,
+    capped_body,
+    capped_lines,
+    capped_response,
+)
 from app.adapters.stream_filters import ReplyFilter
 from app.core.ports import ChatMessage, PromptStats
 
@@ -153,11 +159,12 @@ class OpenAILanguageModel:
             if response.status_code == 200:
                 return response, sent
             try:
-                response.read()
+                response = capped_response(response, MAX_ERROR_BYTES)
             except httpx.HTTPError as exc:
                 raise self._errors.transport(exc, timeout_s) from exc
-            finally:
-                response.close()
+            except TooLong as exc:
+                raise self._errors.fail(f"answered HTTP {response.status_code} with {exc} of "
+                                        "error text") from exc
             if not self._plain and rejects_extensions(response):
                 log.warning("%s rejects llama.cpp/vLLM fields: sending plain OpenAI", self.server)
                 self._plain = True

@@ -9,10 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 
+import httpx
+
 MAX_LINE_BYTES = 1024 * 1024
 """One SSE line carries one small JSON chunk (a few hundred bytes); 1 MiB is not a chat."""
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """A whole non-streamed reply (the one-token warm-up, the model list)."""
+MAX_ERROR_BYTES = 1024 * 1024
+"""An error's body: one message, a page of HTML at most."""
 
 
 class TooLong(ValueError):
@@ -50,6 +54,19 @@ def capped_body(chunks: Iterable[bytes], limit: int = MAX_BODY_BYTES) -> bytes:
         if len(body) > limit:
             raise TooLong(limit)
     return bytes(body)
+
+
+def capped_response(response: httpx.Response, limit: int = MAX_BODY_BYTES) -> httpx.Response:
+    """``response`` (sent with ``stream=True``) read whole, as a response whose ``json()``
+    and ``text`` work; raises TooLong past ``limit`` bytes. ``response`` is closed."""
+    try:
+        body = capped_body(response.iter_bytes(), limit)
+    finally:
+        response.close()
+    headers = [(k, v) for k, v in response.headers.multi_items()
+               if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")]
+    return httpx.Response(response.status_code, headers=headers, content=body,
+                          request=response.request)
 
 
 def _text(line: bytearray) -> str:

@@ -18,7 +18,13 @@ BREAK = "\u200b"
 KNOWN_MARKERS = (
     "<|im_start|>", "<|im_end|>", "<|endoftext|>",  # ChatML (SmolLM2, Qwen)
     "<start_of_turn>", "<end_of_turn>", "<bos>", "<eos>",  # Gemma 2/3
-    "<|turn>", "<turn|>", "<|think|>",  # Gemma 4
+    "<|turn>", "<turn|>", "<|think|>", "<|channel>", "<channel|>",  # Gemma 4 ...
+    "<|tool>", "<tool|>", "<|tool_call>", "<tool_call|>", "<|tool_response>",
+    "<tool_response|>", '<|"|>', "<|image>", "<image|>", "<|image|>", "<|audio>",
+    "<audio|>", "<|audio|>", "<|video|>", "<pad>", "<unk>", "<mask>",  # ... all its controls
+    "<repo_name>", "<reponame>", "<file_sep>", "<filename>", "<gh_stars>",  # SmolLM2's others
+    "<issue_start>", "<issue_comment>", "<issue_closed>", "<jupyter_start>", "<jupyter_text>",
+    "<jupyter_code>", "<jupyter_output>", "<jupyter_script>", "<empty_output>",
     "<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>",  # Llama 3
     "<|system|>", "<|user|>", "<|assistant|>", "<|end|>",  # Phi
     "<s>", "</s>", "[INST]", "[/INST]",  # Llama 2, Mistral

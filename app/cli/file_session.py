@@ -25,6 +25,7 @@ from app.core.ports import EchoCanceller, TurnDetector
 from app.core.telemetry import EngineNotice, ReplyFailed
 from app.personas import Persona
 from app.personas.switch import persona_switch
+from app.personas.text import plain_text
 from app.storage.keeper import Keeper, attach
 
 log = logging.getLogger(__name__)
@@ -138,6 +139,7 @@ class _Problems:
             self._say(f"the {event.stage} stage failed: {event.message}", failure=True)
 
     def _say(self, line: str, failure: bool) -> None:
+        line = plain_text(line)  # a server's words: no terminal escapes, no bidi overrides
         with self._lock:
             if failure:
                 self._failures.append(line)

@@ -14,14 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-from app.personas.cards import (
-    CardError,
-    card_json,
-    card_to_persona,
-    export_card_png,
-    read_card,
-    slug,
-)
+from app.personas.card_export import card_json, export_card_png
+from app.personas.card_file import CardError, read_card
+from app.personas.cards import card_to_persona, slug
 from app.personas.cards import import_card as import_card_file
 from app.personas.loader import (
     PersonaLibrary,

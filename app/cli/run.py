@@ -12,7 +12,10 @@ process at once.
 
 A turn the language model could not answer (its server answered 500 or garbage, or cut
 the stream off) is one line on stderr, no traceback; the persona's spoken apology is in
-``--output`` as in the app, everything is still written, and the exit status is 1.
+``--output`` as in the app, everything is still written, and the exit status is 1. So is
+a conversation that could not be saved (a full disk, a read-only or locked database):
+one line says why and what to do, the outputs are written, and the exit status is 1, as
+the run did not keep what the user said (``--no-history`` asks for nothing to be kept).
 """
 
 from __future__ import annotations
@@ -215,8 +218,8 @@ def _signal_name(signum: int) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    """Exit status: 0 done, 1 a one-line error (or a turn that could not be answered:
-    what was played is written first), 128 + signal number when interrupted."""
+    """Exit status: 0 done, 1 a one-line error (or a turn that could not be answered or
+    saved: what was played is written first), 128 + signal number when interrupted."""
     for path, option in ((args.output, "--output"), (args.timeline, "--timeline")):
         if path is not None:
             check_output_path(path, option)
@@ -246,6 +249,8 @@ def main(args: argparse.Namespace) -> int:
             finally:
                 if keeper is not None:
                     keeper.close()  # the queued writes are done before it returns
+            if keeper is not None and not keeper.db.kept_everything:  # said on stderr
+                result.failures.append("the conversation was not saved")
             stopper.streaming = False
     except BaseException as exc:
         signum = _interrupted_while_loading(exc, stopper)

@@ -107,6 +107,8 @@ def _v2(db: sqlite3.Connection) -> None:
 
 _MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v1, 1: _v2}
 """``_MIGRATIONS[n]`` takes a version-``n`` database to version ``n + 1``."""
+_TABLES = {1: ("conversations", "exchanges", "current_conversation"), 2: ("memories",)}
+"""The tables each version adds: a file without them is not a Hanasu database."""
 
 
 def fts5_available(db: sqlite3.Connection) -> bool:
@@ -228,7 +230,8 @@ def open_database(path: Path | None = None) -> Opened:
             db.close()
     except (sqlite3.Error, OSError) as exc:
         log.info("cannot create the conversation database %s: %s", path, exc)
-        return Opened(None, f"Conversations will not be saved this session: {reason(exc)}.")
+        return Opened(None, "Conversations will not be saved this session: "
+                            f"{reason(exc, path)}.")
     return Opened(path, notice)
 
 
@@ -256,17 +259,17 @@ def _check(path: Path) -> _Verdict:
             rows = db.execute("PRAGMA quick_check").fetchall()
             if [tuple(r) for r in rows] != [("ok",)]:
                 return _Verdict("corrupt", f"check failed: {rows[0][0]}")
-            version = schema_version(db)
+            version = _our_version(db)
+            if version is None:
+                return _Verdict("foreign", ", ".join(_tables(db)[:3]))
             if version > SCHEMA_VERSION:
                 return _Verdict("newer")
-            if version == 0 and _tables(db):
-                return _Verdict("foreign", ", ".join(_tables(db)[:3]))
         finally:
             db.close()
     except sqlite3.Error as exc:
         if is_corruption(exc):
             return _Verdict("corrupt", str(exc))
-        return _Verdict("unusable", reason(exc))
+        return _Verdict("unusable", reason(exc, path))
     return _Verdict()
 
 
@@ -276,6 +279,23 @@ def _make_private(path: Path) -> None:
     create_private_file(path)
     for suffix in ("-wal", "-shm"):
         private_file(path.with_name(path.name + suffix))
+
+
+def _our_version(db: sqlite3.Connection) -> int | None:
+    """The schema version of a Hanasu database (0: no tables yet), or None for another
+    program's file: its own tables, or a ``schema_version`` table that is not ours (another
+    column, a version whose tables are missing)."""
+    tables = set(_tables(db))
+    if not tables:
+        return 0
+    try:
+        version = schema_version(db)
+    except (sqlite3.OperationalError, ValueError, TypeError) as exc:
+        if isinstance(exc, sqlite3.DatabaseError) and is_corruption(exc):
+            raise
+        return None
+    expected = {name for v, names in _TABLES.items() if v <= version for name in names}
+    return version if version > 0 and expected <= tables else None
 
 
 def _tables(db: sqlite3.Connection) -> list[str]:

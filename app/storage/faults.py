@@ -9,11 +9,18 @@ user is told, in one line, what is wrong and what to do.
 from __future__ import annotations
 
 import errno
+import os
 import sqlite3
+from pathlib import Path
 
 # Primary SQLite result codes (the low byte of an extended code).
 _PERM, _BUSY, _LOCKED, _READONLY, _IOERR, _CORRUPT = 3, 5, 6, 8, 10, 11
 _FULL, _CANTOPEN, _AUTH, _NOTADB = 13, 14, 23, 26
+LOW_SPACE_BYTES = 1024**2
+"""Less free space than this when a write fails: the disk is full, whatever SQLite said
+(a full disk often reaches it as an I/O error on its shared-memory file)."""
+_READ_ONLY = ("the conversation database is read-only (check that its file and folder "
+              "are writable and the disk is not mounted read-only)")
 
 
 def _code(exc: BaseException) -> int | None:
@@ -43,16 +50,22 @@ def is_save_fault(exc: BaseException) -> bool:
         isinstance(exc, sqlite3.DatabaseError) and is_corruption(exc))
 
 
-def reason(exc: BaseException) -> str:
-    """Why the database cannot be written, and what to do, as a clause for a sentence."""
+def reason(exc: BaseException, path: Path | None = None) -> str:
+    """Why the database cannot be written, and what to do, as a clause for a sentence.
+    With the database's ``path``, an I/O or open error is told apart by looking at its
+    disk: full, mounted read-only, or a file or folder this user cannot write."""
     code = _code(exc)
     text = str(exc).lower()
     if is_disk_full(exc):
         return "the disk is full (free some space)"
+    locked = code in (_BUSY, _LOCKED) or "locked" in text
+    if path is not None and not locked and not is_corruption(exc):
+        found = _disk_trouble(path)
+        if found:
+            return found
     if code == _READONLY or "readonly" in text or "read-only" in text:
-        return ("the conversation database is read-only (check that its file and folder "
-                "are writable and the disk is not mounted read-only)")
-    if code in (_BUSY, _LOCKED) or "locked" in text:
+        return _READ_ONLY
+    if locked:
         return ("the conversation database is locked by another program "
                 "(is another Hanasu running?)")
     if code in (_PERM, _CANTOPEN, _AUTH) or "unable to open" in text or isinstance(
@@ -64,3 +77,21 @@ def reason(exc: BaseException) -> str:
     if is_corruption(exc):
         return "the conversation database is damaged (restarting Hanasu sets it aside)"
     return f"the conversation database failed ({exc})"
+
+
+def _disk_trouble(path: Path) -> str:
+    """What is wrong with the disk or folder holding ``path``, or "" when nothing is seen."""
+    folder = path.parent
+    statvfs = getattr(os, "statvfs", None)  # not on Windows
+    try:
+        disk = statvfs(folder) if statvfs is not None else None
+        if disk is not None and disk.f_flag & os.ST_RDONLY:
+            return ("the disk holding the conversation database is mounted read-only "
+                    "(remount it read-write)")
+        if disk is not None and disk.f_bavail * disk.f_frsize < LOW_SPACE_BYTES:
+            return "the disk is full (free some space)"
+        if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+            return _READ_ONLY
+    except OSError:
+        return ""
+    return ""

@@ -69,10 +69,17 @@ class Database:
         self._lock = threading.Lock()
         self._notify = notify or (lambda _message: None)
         self._failing = False
+        self.dropped_writes = 0
+        """Writes the disk refused since opening (each one rolled back)."""
 
     @property
     def persistent(self) -> bool:
         return self.path is not None
+
+    @property
+    def kept_everything(self) -> bool:
+        """Every write reached the disk: the database is a file and none was dropped."""
+        return self.persistent and self.dropped_writes == 0
 
     @property
     def failing(self) -> bool:
@@ -101,11 +108,12 @@ class Database:
                 if not is_save_fault(exc):
                     raise
                 log.info("a save failed: %s", exc)
+                self.dropped_writes += 1
                 reported = self._failing
                 if not reported:
                     self._failing = True
-                    self._notify(f"Nothing is being saved: {reason(exc)}. This conversation "
-                                 "goes on.")
+                    self._notify(f"Nothing is being saved: {reason(exc, self.path)}. "
+                                 "This conversation goes on.")
                 error = DiskFull if is_disk_full(exc) else SaveFailed
                 raise error(str(exc), reported) from exc
             self._failing = False

@@ -11,7 +11,6 @@ import logging
 from typing import TYPE_CHECKING
 
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import QMessageBox
 
 from app.core.memory_extraction import MemoryExtractor, extraction_enabled
 from app.core.pipeline import VoicePipeline
@@ -20,6 +19,7 @@ from app.storage.extraction import fact_store
 from app.storage.keeper import ConversationKey, Keeper, history_pairs
 from app.ui.history_dialog import HistoryDialog
 from app.ui.memory_dialog import MemoryDialog
+from app.ui.plain import ask
 
 if TYPE_CHECKING:
     from app.ui.window import MainWindow
@@ -144,11 +144,9 @@ class Conversations:
 
     def ask_forget_everything(self) -> None:
         name = self.window.persona.name
-        answer = QMessageBox.question(
-            self.window, "Forget everything",
-            f"Delete every conversation with {name} and everything {name} remembers about "
-            "you? This cannot be undone.")
-        if answer == QMessageBox.StandardButton.Yes:
+        if ask(self.window, "Forget everything",
+               f"Delete every conversation with {name} and everything {name} remembers about "
+               "you? This cannot be undone."):
             self.forget_everything()
 
     def forget_everything(self) -> None:

@@ -6,11 +6,11 @@ import logging
 from collections.abc import Callable
 
 from PySide6.QtCore import QObject
-from PySide6.QtWidgets import QMessageBox
 
 from app.storage.settings import Settings, SettingsError, save_settings
 from app.ui import keyboard
 from app.ui.models_dialog import ModelsDialog
+from app.ui.plain import warn
 from app.ui.session import Session
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.window import MainWindow
@@ -37,7 +37,7 @@ class DialogLauncher(QObject):
         try:
             save_settings(settings)
         except SettingsError as exc:
-            QMessageBox.warning(self._window, "Settings not saved", str(exc))
+            warn(self._window, "Settings not saved", str(exc))
         self._restart(settings)
 
     def open_models(self) -> None:

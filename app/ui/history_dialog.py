@@ -20,7 +20,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QListWidget,
     QListWidgetItem,
-    QMessageBox,
     QPushButton,
     QTextBrowser,
     QVBoxLayout,
@@ -29,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from app.storage.history import ConversationInfo, HistoryStore, export_json, export_markdown
 from app.ui import keyboard, theme
+from app.ui.plain import ask, plain
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +48,7 @@ def when_short(stamp: float) -> str:
 
 def _ask(parent: QWidget) -> Confirm:
     def confirm(question: str) -> bool:
-        answer = QMessageBox.question(parent, "Hanasu", question)
-        return answer == QMessageBox.StandardButton.Yes
+        return ask(parent, "Hanasu", question)
 
     return confirm
 
@@ -91,7 +90,7 @@ class HistoryDialog(QDialog):
         self.empty = QLabel("No saved conversations yet: just start talking.")
         self.empty.setObjectName("subtitle")
         layout.addWidget(self.empty)
-        self.status = QLabel()
+        self.status = plain(QLabel())  # a file name is not markup
         self.status.setObjectName("subtitle")
         self.status.setWordWrap(True)
         layout.addWidget(self.status)

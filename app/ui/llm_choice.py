@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from app.errors import first_line
 from app.storage.settings import Settings
+from app.ui.plain import plain
 from app.ui.tasks import BackgroundTask, Report
 
 LOCAL, SERVER = "local", "server"
@@ -81,7 +82,7 @@ class LlmChoice(QWidget):
         test_row = QHBoxLayout()
         self.test_button = QPushButton("Test connection")
         self.test_button.clicked.connect(self.test_connection)
-        self.status = QLabel("")
+        self.status = plain(QLabel(""))  # the server's model names and errors
         self.status.setObjectName("subtitle")
         self.status.setWordWrap(True)
         test_row.addWidget(self.test_button)

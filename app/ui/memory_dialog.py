@@ -2,12 +2,15 @@
 
 Double-click (or F2) a memory to edit it in place; an edit emptied out deletes it. What
 is listed here is exactly what can be put in front of the user's words before a reply.
+A change the database refuses (read-only, locked, a full disk) is said under the list,
+each time, and the list goes back to what is kept.
 """
 
 from __future__ import annotations
 
 import html
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
@@ -23,8 +26,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.storage.faults import reason
+from app.storage.history import SaveFailed
 from app.storage.memory import MAX_MEMORY_CHARS, MemoryStore
 from app.ui import keyboard, theme
+from app.ui.plain import plain
 
 ID_ROLE = Qt.ItemDataRole.UserRole
 
@@ -58,6 +64,10 @@ class MemoryDialog(QDialog):
         self.empty = QLabel(f"{html.escape(persona_name)} does not remember anything yet.")
         self.empty.setObjectName("subtitle")
         layout.addWidget(self.empty)
+        self.status = plain(QLabel())
+        self.status.setObjectName("subtitle")
+        self.status.setWordWrap(True)
+        layout.addWidget(self.status)
 
         add_row = QHBoxLayout()
         self.new_text = QLineEdit()
@@ -104,16 +114,18 @@ class MemoryDialog(QDialog):
 
     def _add(self) -> None:
         text = self.new_text.text().strip()
-        if text and self.memories.add(self.persona_id, text) is not None:
+        if text and self._saved("The memory was not saved",
+                                lambda: self.memories.add(self.persona_id, text)):
             self.new_text.clear()
-            self.reload()
+        self.reload()
 
     def _edited(self, item: QListWidgetItem) -> None:
         if self._loading:
             return
         memory_id = item.data(ID_ROLE)
         if isinstance(memory_id, int):
-            self.memories.update(memory_id, item.text())
+            self._saved("The change was not saved",
+                        lambda: self.memories.update(memory_id, item.text()))
             self.reload()
 
     def delete_selected(self) -> None:
@@ -122,5 +134,16 @@ class MemoryDialog(QDialog):
             return
         memory_id = item.data(ID_ROLE)
         if isinstance(memory_id, int):
-            self.memories.delete(memory_id)
+            self._saved("The memory was not deleted", lambda: self.memories.delete(memory_id))
             self.reload()
+
+    def _saved(self, what: str, write: Callable[[], object]) -> bool:
+        """Run ``write``; False, with why under the list, when the database refused it."""
+        try:
+            write()
+        except SaveFailed as exc:
+            why = reason(exc.__cause__ or exc, self.memories.db.path)
+            self.status.setText(f"{what}: {why}.")
+            return False
+        self.status.clear()
+        return True

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from app.ui import theme
+from app.ui.plain import plain
 
 MAX_NOTICES = 50
 """A hostile folder could produce thousands; the panel keeps the first ones and a count."""
@@ -95,7 +96,7 @@ class NoticeArea:
             self._dropped += 1
         else:
             self._messages.append(text)
-            label = QLabel(f"• {text}")
+            label = plain(QLabel(f"• {text}"))  # names, file names, server errors
             label.setObjectName("noticeItem")
             label.setWordWrap(True)
             label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QFileDialog, QMessageBox
+from PySide6.QtWidgets import QFileDialog
 
-from app.personas.cards import CardError, export_card_png, import_card, slug, unique_id
+from app.personas.card_export import export_card_png
+from app.personas.card_file import CardError
+from app.personas.cards import import_card, slug, unique_id
 from app.personas.loader import PersonaLibrary, load_persona_library, user_personas_dir
 from app.personas.model import Persona
 from app.personas.writer import PersonaSaveError, delete_persona_file
@@ -29,6 +31,7 @@ from app.ui.persona_editor import (
     sounddevice_player,
     voice_engine,
 )
+from app.ui.plain import ask, warn
 
 if TYPE_CHECKING:
     from app.ui.window import MainWindow
@@ -197,12 +200,9 @@ class PersonaActions(QObject):
             self._fail("Built-in persona", f"{persona.name} is built in and cannot be deleted.")
             return False
         if confirm and self.interactive:
-            answer = QMessageBox.question(
-                self.window, "Delete persona",
-                f"Delete {persona.name}? Its file {path.name} is removed; its saved "
-                "conversations stay in the history.",
-            )
-            if answer != QMessageBox.StandardButton.Yes:
+            question = (f"Delete {persona.name}? Its file {path.name} is removed; its saved "
+                        "conversations stay in the history.")
+            if not ask(self.window, "Delete persona", question):
                 return False
         try:
             delete_persona_file(path)
@@ -272,7 +272,7 @@ class PersonaActions(QObject):
         log.warning("%s: %s", title, message)
         self.window.add_notice(f"{title}: {message}")
         if self.interactive:
-            QMessageBox.warning(self.window, title, message)
+            warn(self.window, title, message)
 
 
 def _existing_files(folder: Path) -> list[Path]:

@@ -34,6 +34,7 @@ from app.storage.settings import Settings
 from app.ui import keyboard
 from app.ui.cards import section_label
 from app.ui.llm_choice import LlmChoice
+from app.ui.plain import plain
 from app.ui.tasks import BackgroundTask, Report
 
 DEFAULT_DEVICE = "System default"
@@ -94,7 +95,7 @@ class SettingsDialog(QDialog):
         self._audio_section(layout)
         self._listening_section(layout)
         self._models_section(layout)
-        self.error = QLabel()
+        self.error = plain(QLabel())
         self.error.setStyleSheet("color: #ff5d6c;")
         self.error.hide()
         layout.addWidget(self.error)
@@ -134,7 +135,7 @@ class SettingsDialog(QDialog):
         self.output_combo = self._device_combo(self.settings.output_device)
         form.addRow("Microphone", self.input_combo)
         form.addRow("Speaker", self.output_combo)
-        self.device_note = QLabel("Looking for devices…")
+        self.device_note = plain(QLabel("Looking for devices…"))  # device names
         self.device_note.setObjectName("subtitle")
         form.addRow("", self.device_note)
 

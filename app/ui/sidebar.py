@@ -39,6 +39,7 @@ from PySide6.QtWidgets import (
 from app.personas.model import Persona
 from app.ui import theme
 from app.ui.avatar import render_thumbnail
+from app.ui.plain import plain, plain_tooltip
 
 THUMB = 44
 DESCRIPTION_WIDTH = 170
@@ -106,7 +107,7 @@ class _PersonaRow(QWidget):
         text.setSpacing(2)
         name = QLabel(f"<b>{html.escape(persona.name)}</b>")
         name.setStyleSheet("font-size: 14px; background: transparent;")
-        description = QLabel()
+        description = plain(QLabel())  # a card's words, never markup
         description.setStyleSheet(f"color: {theme.MUTED_TEXT}; font-size: 12px;"
                                   " background: transparent;")
         description.setWordWrap(True)
@@ -119,7 +120,7 @@ class _PersonaRow(QWidget):
         text.addWidget(description)
         layout.addLayout(text, 1)
         origin = "Built-in persona (duplicate it to change it)" if builtin else "Your persona"
-        self.setToolTip(f"{persona.description}\n{origin}".strip())
+        self.setToolTip(plain_tooltip(f"{persona.description}\n{origin}".strip()))
 
 
 class PersonaSidebar(QListWidget):

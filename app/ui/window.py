@@ -175,8 +175,10 @@ class MainWindow(QMainWindow):
         names.setSpacing(0)
         self.title = QLabel()
         self.title.setObjectName("title")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # a card's name is not markup
         self.status = QLabel()
         self.status.setObjectName("statusText")
+        self.status.setTextFormat(Qt.TextFormat.PlainText)  # "Getting <name> ready"
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         names.addWidget(self.title)
         names.addWidget(self.status)

@@ -48,6 +48,11 @@ GEMMA4_TEMPLATE = (
 )
 GEMMA4_LEADING = ("<pad>", "<eos>", "<bos>", "<unk>")  # ids 0-3, as in Gemma's vocabulary
 GEMMA4_SPECIALS = ("<|turn>", "<turn|>", "<|think|>", "<end_of_turn>")
+GEMMA4_CONTROLS = ("<mask>", "<|tool>", "<tool|>", "<|tool_call>", "<tool_call|>",
+                   "<|tool_response>", "<tool_response|>", '<|"|>', "<|image>", "<|audio>",
+                   "<|image|>", "<|audio|>", "<image|>", "<audio|>", "<|video|>")
+"""The rest of Gemma 4's control tokens, as its vocabulary (llama.cpp's ggml-vocab-gemma-4)
+lists them: text holding one must not reach the model as that token."""
 # Gemma 4's converter marks these USER_DEFINED (always rendered as text, for chat parsers).
 GEMMA4_VISIBLE = ("<|channel>", "<channel|>")
 GEMMA4_REPLY = ("\u2581Hi", "\u2581there", "!")
@@ -228,7 +233,8 @@ def write_tiny_gemma4(
         [(t, control) for t in GEMMA4_LEADING[:3]]
         + [(GEMMA4_LEADING[3], gguf.TokenType.UNKNOWN)]
         + [(t, control) for t in GEMMA4_SPECIALS]
-        + [(t, gguf.TokenType.USER_DEFINED) for t in GEMMA4_VISIBLE],
+        + [(t, gguf.TokenType.USER_DEFINED) for t in GEMMA4_VISIBLE]
+        + [(t, control) for t in GEMMA4_CONTROLS],
         reply_tokens,
     )
     index = vocab.index

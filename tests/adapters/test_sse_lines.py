@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -64,3 +64,47 @@ def test_an_endless_stream_line_fails_the_turn_in_one_line_and_the_next_turn_wor
         assert "\n" not in str(err.value)
         assert "".join(llm.stream(HI, lambda: False)) == "Fine again"
     assert sent and sent[-1] < 24 * 1024 * 1024  # the client stopped reading near 1 MiB
+
+
+def _endless_body(request: StubRequest, status: int, stop: Callable[[], bool],
+                  sent: list[int]) -> None:
+    """Answer ``status`` with a chunked body that never ends (until ``stop``)."""
+    h = request.handler
+    h.send_response(status)
+    h.send_header("Content-Type", "application/json")
+    h.send_header("Transfer-Encoding", "chunked")
+    h.end_headers()
+    block = b"x" * 65536
+    frame = f"{len(block):x}\r\n".encode() + block + b"\r\n"
+    total = 0
+    try:
+        while total < ENDLESS_CAP and not stop():
+            h.wfile.write(frame)
+            total += len(block)
+            sent.append(total)
+        request.end_stream()
+    except OSError:  # the client hung up: what it should do
+        pass
+
+
+@pytest.mark.parametrize("where", ["model list", "error body"])
+def test_an_endless_model_list_or_error_body_is_one_line_and_memory_bounded(
+        where: str) -> None:
+    """The model list (asked first when no model is configured, and by Test connection)
+    and an error's body are capped like the stream."""
+    sent: list[int] = []
+
+    def handle(request: StubRequest) -> None:
+        if where == "model list" and request.path.endswith("/models"):
+            _endless_body(request, 200, stub.release.is_set, sent)
+        elif where == "error body" and request.path.endswith("/chat/completions"):
+            _endless_body(request, 500, stub.release.is_set, sent)
+        else:
+            request.json(200, {"data": [{"id": "m"}]})
+
+    with StubServer(handle) as stub:
+        llm = OpenAILanguageModel(stub.url, None if where == "model list" else "m")
+        with pytest.raises(LlmServerError, match="KiB") as err:
+            list(llm.stream(HI, lambda: False))
+        assert "\n" not in str(err.value)
+    assert sent and sent[-1] < 40 * 1024 * 1024  # the client stopped reading near the cap

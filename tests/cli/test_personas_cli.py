@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from app.__main__ import main
-from app.personas.cards import parse_card
+from app.personas.card_file import parse_card
 from app.personas.loader import load_persona_library, user_personas_dir
 
 

@@ -14,16 +14,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from app.personas.cards import (
+from app.personas.card_export import export_card_png
+from app.personas.card_file import (
     MAX_CARD_BYTES,
     MAX_TEXT_BYTES,
     CardError,
-    card_to_persona,
-    export_card_png,
-    import_card,
     parse_card,
     read_card,
 )
+from app.personas.cards import card_to_persona, import_card
 from app.personas.loader import load_personas
 from app.personas.model import MAX_SYSTEM_PROMPT_CHARS, LlmSettings, Persona, VoiceChoice
 

@@ -10,7 +10,9 @@ import pytest
 from app.core.character import breaks_character
 from app.core.languages import SPEECH_LANGUAGES, reply_language_note
 from app.personas import load_persona_file, load_personas
-from app.personas.cards import card_json, card_to_persona, parse_card
+from app.personas.card_export import card_json
+from app.personas.card_file import parse_card
+from app.personas.cards import card_to_persona
 from app.personas.model import (
     CHARACTER_RULES,
     LANGUAGE_NAMES,

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from app.personas.cards import card_to_persona, import_card, parse_card
+from app.personas.card_file import parse_card
+from app.personas.cards import card_to_persona, import_card
 from app.personas.loader import load_persona_file, load_personas
 from app.personas.model import Persona
 from app.personas.text import plain_text

@@ -87,3 +87,15 @@ def test_a_failing_server_is_one_line_an_apology_and_exit_1(
     assert loud.size and loud[0] > 1.5  # the apology, said after the question ended
     [turn] = json.loads((tmp_path / "t.json").read_text())["turns"]  # still written
     assert turn["heard_text"] == heard + APOLOGIES["en"]  # what was said, then sorry
+
+
+def test_a_servers_error_text_reaches_the_terminal_without_escapes(tmp_path: Path) -> None:
+    def hostile(request: StubRequest) -> None:
+        request.json(500, {"error": {"message": "\x1b]0;owned\x07\x1b[2Jgone \u202eevil"}})
+
+    done = _run(tmp_path, hostile)
+    assert done.returncode == 1, done.stderr
+    [line] = [ln for ln in done.stderr.splitlines() if ln.strip()]
+    assert "server error (HTTP 500: " in line and "gone evil" in line, line
+    for control in ("\x1b", "\x07", "\u202e"):
+        assert control not in done.stderr

@@ -187,6 +187,34 @@ def test_a_valid_sqlite_file_of_another_program_is_moved_aside(tmp_path: Path, t
     assert open_database(path).notice == ""  # ours from now on
 
 
+@pytest.mark.parametrize("version_table", [
+    ("CREATE TABLE schema_version (version INTEGER)", "INSERT INTO schema_version VALUES (2)"),
+    ("CREATE TABLE schema_version (version INTEGER)", "INSERT INTO schema_version VALUES (1)"),
+    ("CREATE TABLE schema_version (version INTEGER)", "INSERT INTO schema_version VALUES (9)"),
+    ("CREATE TABLE schema_version (version TEXT)", "INSERT INTO schema_version VALUES ('x')"),
+    ("CREATE TABLE schema_version (id INTEGER, applied TEXT)",
+     "INSERT INTO schema_version VALUES (1, 'today')"),
+], ids=["current", "older", "newer", "text", "other-columns"])
+def test_another_programs_schema_version_table_does_not_make_its_file_ours(
+        tmp_path: Path, version_table: tuple[str, str]) -> None:
+    """A common table name: without this app's tables the file is still someone else's
+    (it was taken for a Hanasu database: nothing saved, or 'made by a newer Hanasu')."""
+    path = tmp_path / "hanasu.db"
+    other = sqlite3.connect(path)
+    for statement in (*version_table, "CREATE TABLE notes (body TEXT)"):
+        other.execute(statement)
+    other.commit()
+    other.close()
+    opened = open_database(path)
+    assert opened.path == path and "not a Hanasu database" in opened.notice
+    assert len([p for p in tmp_path.iterdir() if ".foreign-" in p.name]) == 1
+    keeper = Keeper(opened)
+    keeper.history.add_exchange("hana", "c1", Exchange("saved", "now", committed_at=1.0))
+    assert [e.user_text for e in keeper.history.exchanges("c1")] == ["saved"]
+    keeper.close()
+    assert open_database(path).notice == ""
+
+
 def test_an_empty_file_is_a_new_database_not_a_foreign_one(tmp_path: Path) -> None:
     path = tmp_path / "hanasu.db"
     path.write_bytes(b"")

@@ -124,3 +124,26 @@ def test_a_damaged_file_that_cannot_be_moved_aside_is_left_alone(
     opened = open_database(path)
     assert opened.path is None and "could not be moved aside" in opened.notice
     assert path.read_bytes().startswith(b"not a database")
+
+
+def test_an_open_or_io_error_names_what_is_wrong_with_the_disk(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite says "unable to open" or "disk I/O error" for a read-only mount and for a
+    full disk alike; the disk itself tells them apart."""
+    from app.storage.faults import reason
+
+    path = tmp_path / "hanasu.db"
+    real = os.statvfs(tmp_path)
+    disk = {"f_flag": os.ST_RDONLY, "f_bavail": real.f_bavail, "f_frsize": real.f_frsize}
+    monkeypatch.setattr(os, "statvfs", lambda _folder: type("Disk", (), disk))
+    cannot_open = sqlite3.OperationalError("unable to open database file")
+    io_error = sqlite3.OperationalError("disk I/O error")
+    assert "mounted read-only (remount it read-write)" in reason(cannot_open, path)
+    disk.update(f_flag=0, f_bavail=0)
+    assert reason(io_error, path) == "the disk is full (free some space)"
+    locked = sqlite3.OperationalError("database is locked")
+    assert "locked by another program" in reason(locked, path)  # not the disk's doing
+    disk.update(f_bavail=real.f_bavail)
+    assert "cannot be opened" in reason(cannot_open, path)
+    assert "reported an error" in reason(io_error, path)
+    assert "cannot be opened" in reason(cannot_open)  # no path: SQLite's word only

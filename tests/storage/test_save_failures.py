@@ -105,7 +105,8 @@ RUN_READ_ONLY = textwrap.dedent("""
 
 def test_hanasu_run_with_a_read_only_database_says_so_once_and_writes_the_reply(
         tmp_path: Path) -> None:
-    """Exit status 0: the reply audio was written; the one line says nothing was saved."""
+    """The reply audio is written, one line says nothing was saved and why, and the exit
+    status is 1: the run did not keep the conversation it was asked to keep."""
     data = tmp_path / "data"
     open_database(data / "hanasu.db")  # a healthy database that becomes read-only
     wav, out = tmp_path / "q.wav", tmp_path / "out.wav"
@@ -117,7 +118,7 @@ def test_hanasu_run_with_a_read_only_database_says_so_once_and_writes_the_reply(
         [sys.executable, "-c", RUN_READ_ONLY, "run", "--fake-engines", "--input", str(wav),
          "--output", str(out)],
         cwd=REPO, env=env, capture_output=True, text=True, timeout=120, check=False)
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     lines = done.stderr.splitlines()
     assert len(lines) == 1 and "Nothing is being saved" in lines[0], done.stderr
