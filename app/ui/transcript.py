@@ -26,6 +26,9 @@ def reply_html(entry: TurnEntry) -> str:
     heard = html.escape(entry.spoken())
     unheard = html.escape(entry.unheard())
     if not heard and not unheard:
+        if entry.ended and entry.interrupted:  # talked over before its first word
+            return (f"<span style='color:{theme.MUTED_TEXT}; font-style:italic'>"
+                    "(interrupted before a word was heard)</span>")
         return f"<span style='color:{theme.MUTED_TEXT}'>…</span>"
     parts = [heard] if heard else []
     if unheard:
