@@ -44,7 +44,7 @@ class AvatarWidget(QWidget):
                  seed: int | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("avatar")
-        self.setMinimumSize(240, 240)
+        self.setMinimumSize(160, 160)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self._style = style or AvatarStyle()
         self._colours = FaceColours.from_style(self._style)

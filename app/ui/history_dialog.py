@@ -162,7 +162,7 @@ class HistoryDialog(QDialog):
             preview = info.preview if len(info.preview) <= 60 else info.preview[:57] + "…"
             stamp = when_short(info.updated_at)
             name = self.persona_name(info.persona_id)
-            item = QListWidgetItem(f"{stamp}  ·  {name}  ·  {count}{current}\n“{preview}”")
+            item = QListWidgetItem(f"{stamp}  ·  {name}\n“{preview}”\n{count}{current}")
             item.setData(Qt.ItemDataRole.UserRole, info.id)
             self.list.addItem(item)
         has_any = bool(self._conversations)

@@ -187,7 +187,8 @@ class TranscriptView(QScrollArea):
         return row.user.text() if row else ""
 
     def _bubble_width(self) -> int:
-        return max(200, int(self.viewport().width() * 0.8))
+        """80 % of the column, however narrow: a wider bubble would be cut off."""
+        return max(48, int(self.viewport().width() * 0.8))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -44,6 +44,7 @@ from app.ui.window_menus import WindowMenus
 log = logging.getLogger(__name__)
 
 STATES_KEPT = 256
+SIDEBAR_MIN = 220
 
 STATUS_TEXT = {
     AssistantState.IDLE: "Ready — just start speaking",
@@ -124,7 +125,8 @@ class MainWindow(QMainWindow):
         outer.setSpacing(16)
 
         side, side_layout = card(margins=12)
-        side.setFixedWidth(270)
+        side.setMinimumWidth(SIDEBAR_MIN)  # narrower than 270 on a half-screen window
+        side.setMaximumWidth(270)
         side_layout.addWidget(section_label("Personas"))
         self.sidebar = PersonaSidebar(self.library.personas)
         self.sidebar.persona_selected.connect(self._on_persona_selected)

@@ -21,6 +21,8 @@ class WindowHeader:
         self.status = QLabel()
         self.status.setObjectName("statusText")
         self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
+        self.status.setWordWrap(True)  # two lines rather than cut off in a narrow window
+        self.status.setMinimumWidth(140)  # the level meter gives way first
         names.addWidget(self.title)
         names.addWidget(self.status)
         self.layout.addLayout(names, 1)
