@@ -49,6 +49,7 @@ from typing import Any, cast
 
 import numpy as np
 
+from app.adapters.alsa_quiet import alsa_messages, quiet_alsa
 from app.core.events import FloatAudio
 from app.core.ports import PIPELINE_SAMPLE_RATE
 
@@ -105,6 +106,7 @@ class DeviceCounters:
 
 
 def _sounddevice() -> ModuleType:
+    quiet_alsa()  # before PortAudio probes the devices: alsa-lib's messages are noise
     try:
         import sounddevice
     except (OSError, ImportError) as exc:
@@ -338,6 +340,8 @@ class DeviceAudio:
         self._drain()
         with _RUNNING_LOCK:
             _running.discard(id(self))
+        if alsa_messages():
+            log.info("alsa-lib sent %d message(s), kept off the console", alsa_messages())
 
     # ---- real-time callbacks (PortAudio threads) --------------------------------------
 
