@@ -16,6 +16,7 @@ from app.storage.history import Exchange
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings
 from app.ui.history_dialog import HistoryDialog, when_short
+from app.ui.keyboard import interactive_widgets
 from app.ui.window import MainWindow
 
 
@@ -60,6 +61,8 @@ def test_every_persona_is_listed_with_its_name_and_date(window: MainWindow) -> N
     assert not dialog.open_button.isEnabled()  # read, export, delete: not continued
     assert dialog.open_button.text() == "Persona deleted"
     assert dialog.markdown_button.isEnabled() and dialog.delete_button.isEnabled()
+    unnamed = [w for w in interactive_widgets(dialog) if not w.accessibleName().strip()]
+    assert unnamed == []  # the search box and the filter too (issue 23 item 9)
 
 
 def test_search_and_persona_filter(window: MainWindow) -> None:
