@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any, cast
 
+from app.adapters.alsa_quiet import alsa_messages, quiet_alsa
+
 log = logging.getLogger(__name__)
 
 
@@ -35,6 +37,7 @@ class DeviceList:
 
 
 def sounddevice_module() -> ModuleType:
+    quiet_alsa()  # before PortAudio probes the devices: alsa-lib's messages are noise
     try:
         import sounddevice
     except (OSError, ImportError) as exc:
@@ -68,6 +71,8 @@ def mark_running(owner: object, running: bool) -> None:
             _running.add(id(owner))
         else:
             _running.discard(id(owner))
+    if not running and alsa_messages():
+        log.info("alsa-lib sent %d message(s), kept off the console", alsa_messages())
 
 
 def _default_index(sd: ModuleType, kind: str) -> int | None:

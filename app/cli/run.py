@@ -237,7 +237,7 @@ def main(args: argparse.Namespace) -> int:
             detector = (
                 build_turn_detector() if args.smart_turn and not args.fake_engines else None
             )
-            keeper = None if args.no_history else open_keeper()
+            keeper = None if args.no_history or _shares_the_apps_history() else open_keeper()
             if stopper.signum is not None:  # a library swallowed the raise while loading
                 raise _Interrupted(stopper.signum)
             stopper.streaming = True
@@ -274,6 +274,20 @@ def main(args: argparse.Namespace) -> int:
         return 128 + stopper.signum
     _log_turns(result)
     return 1 if result.failures else 0
+
+
+def _shares_the_apps_history() -> bool:
+    """True (and one line on stderr) when the desktop app runs on this data folder: the
+    run then keeps its own conversation, in memory only, instead of resuming and writing
+    the one the app has open (two writers would interleave one conversation)."""
+    from app.ui.single_instance import app_running  # QtCore only: no display needed
+
+    if not app_running():
+        return False
+    print("hanasu: the desktop app is running with this data folder; this run keeps its own "
+          "conversation and saves nothing (quit the app to continue the saved one)",
+          file=sys.stderr)
+    return True
 
 
 def open_keeper() -> Keeper:

@@ -203,16 +203,28 @@ class HistoryStore:
             ).fetchall()
         return [Exchange(u, h, bool(i), float(t), _timings(j)) for u, h, i, t, j in rows]
 
-    def conversations(self, persona_id: str) -> list[ConversationInfo]:
-        """The persona's conversations, most recent first."""
+    def conversations(self, persona_id: str | None, search: str = "") -> list[ConversationInfo]:
+        """The persona's conversations (every persona's when None, a deleted one's too),
+        most recent first; ``search``: only those where either side said it (SQLite's LIKE:
+        Latin letters in any case)."""
+        where: list[str] = []
+        args: list[str] = []
+        if persona_id is not None:
+            where.append("c.persona_id = ?")
+            args.append(persona_id)
+        if search.strip():
+            pattern = "%" + _like_escaped(search.strip()) + "%"
+            where.append("EXISTS (SELECT 1 FROM exchanges s WHERE s.conversation_id = c.id AND"
+                         " (s.user_text LIKE ? ESCAPE '\\' OR s.heard_text LIKE ? ESCAPE '\\'))")
+            args += [pattern, pattern]
+        condition = f" WHERE {' AND '.join(where)}" if where else ""
         with self.db.read() as db:
             rows = db.execute(
                 "SELECT c.id, c.persona_id, c.started_at, c.updated_at, COUNT(e.id),"
                 " (SELECT user_text FROM exchanges WHERE conversation_id = c.id"
                 "  ORDER BY id LIMIT 1)"
                 " FROM conversations c LEFT JOIN exchanges e ON e.conversation_id = c.id"
-                " WHERE c.persona_id = ? GROUP BY c.id ORDER BY c.updated_at DESC",
-                (persona_id,),
+                f"{condition} GROUP BY c.id ORDER BY c.updated_at DESC", args,
             ).fetchall()
         return [ConversationInfo(str(i), str(p), float(s), float(u), int(n), str(f or ""))
                 for i, p, s, u, n, f in rows]
@@ -225,6 +237,11 @@ class HistoryStore:
             return None
         return next((c for c in self.conversations(str(row[0])) if c.id == conversation_id),
                     None)
+
+
+def _like_escaped(text: str) -> str:
+    """``text`` matched literally by LIKE ... ESCAPE '\\' (its % and _ are not wildcards)."""
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _timings(text: str) -> Timings:

@@ -88,6 +88,9 @@ class Settings(BaseModel):
     """A Hugging Face mirror for downloads; None uses ``HF_ENDPOINT``, else the hub."""
     welcomed: bool = False
     """The first-run welcome page was shown (it is shown once, on the very first launch)."""
+    close_to_tray: bool | None = None
+    """Closing the window while a tray icon is shown hides it (True) or quits (False);
+    None: ask on the first such close."""
 
     def replace(self, **changes: Any) -> Settings:
         """A validated copy with ``changes`` applied (raises pydantic's ValidationError)."""

@@ -1,6 +1,7 @@
 """The animated avatar: a QTimer at ~33 fps advances blink, breathing and lip-sync.
 
-The tick only updates a few floats and schedules a repaint; all drawing is in face.py.
+The tick only updates a few floats and schedules a repaint; all drawing is in face.py
+(and the face_* modules it uses).
 While nothing moves fast (idle, muted or error; no blink due; mouth closed) the timer
 slows to 10 fps: only the slow breathing and eye drift move then (under 0.3 px a frame),
 and every frame is a full repaint, so 33 fps there was most of the app's idle CPU. In those
@@ -22,15 +23,8 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.events import AssistantState
 from app.personas.model import AvatarStyle
-from app.ui.face import (
-    FaceColours,
-    FacePose,
-    breathing,
-    eye_drift,
-    paint_face,
-    render_backdrop,
-    render_head,
-)
+from app.ui.face import paint_face, render_backdrop, render_head
+from app.ui.face_pose import FaceColours, FacePose, breathing, eye_drift
 
 FRAME_MS = 30
 CALM_FRAME_MS = 200
@@ -50,7 +44,7 @@ class AvatarWidget(QWidget):
                  seed: int | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("avatar")
-        self.setMinimumSize(240, 240)
+        self.setMinimumSize(160, 160)
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self._style = style or AvatarStyle()
         self._colours = FaceColours.from_style(self._style)

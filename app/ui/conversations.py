@@ -114,19 +114,32 @@ class Conversations:
         self._load()
 
     def reopen(self, conversation_id: str) -> None:
-        self.keeper.reopen(self.window.persona.id, conversation_id)
-        self.show(self.window.persona)
+        """Continue a past conversation; another persona's switches to that persona."""
+        info = self.keeper.history.conversation(conversation_id)
+        persona = self._persona(info.persona_id) if info is not None else None
+        if persona is None:
+            return  # gone, or a deleted persona's: it can be read, not continued
+        self.keeper.reopen(persona.id, conversation_id)
+        if persona.id == self.window.persona.id:
+            self.show(persona)
+        else:
+            self.window.sidebar.select(persona.id)  # the switch shows its current one
 
     def delete(self, conversation_id: str) -> None:
+        info = self.keeper.history.conversation(conversation_id)
+        persona_id = info.persona_id if info is not None else self.window.persona.id
         current = self.key is not None and self.key.conversation_id == conversation_id
-        self.keeper.delete_conversation(self.window.persona.id, conversation_id)
+        self.keeper.delete_conversation(persona_id, conversation_id)
         if current:
             self.show(self.window.persona)
 
+    def _persona(self, persona_id: str) -> Persona | None:
+        return next((p for p in self.window.library.personas if p.id == persona_id), None)
+
     def open_history(self) -> HistoryDialog:
-        persona = self.window.persona
         self.keeper.flush()  # the last exchange may still be on its way to the disk
-        dialog = HistoryDialog(self.keeper.history, persona.id, persona.name,
+        names = {p.id: p.name for p in self.window.library.personas}
+        dialog = HistoryDialog(self.keeper.history, names,
                                self.key.conversation_id if self.key else None, self.window)
         dialog.reopen_requested.connect(self.reopen)
         dialog.deleted.connect(self.delete)

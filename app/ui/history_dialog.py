@@ -1,7 +1,11 @@
-"""The History dialog: a persona's past conversations, to read, reopen, export or delete.
+"""The History dialog: every persona's past conversations (a deleted persona's too), with
+their dates, a persona filter and a search over what was said, to read, continue, export
+or delete.
 
 Reads are small indexed queries on the GUI thread; deleting asks first. The dialog only
-reports ``reopen_requested`` / ``deleted``; the window decides what the pipeline does.
+reports ``reopen_requested`` / ``deleted``; the window decides what the pipeline does
+(continuing another persona's conversation switches to that persona). A deleted
+persona's conversations can be read, exported and deleted, not continued.
 """
 
 from __future__ import annotations
@@ -9,15 +13,17 @@ from __future__ import annotations
 import html
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (
+    QComboBox,
     QDialog,
     QFileDialog,
     QHBoxLayout,
     QLabel,
+    QLineEdit,
     QListWidget,
     QListWidgetItem,
     QPushButton,
@@ -57,14 +63,16 @@ class HistoryDialog(QDialog):
     reopen_requested = Signal(str)  # conversation id
     deleted = Signal(str)  # conversation id
 
-    def __init__(self, history: HistoryStore, persona_id: str, persona_name: str,
+    def __init__(self, history: HistoryStore, persona_names: Mapping[str, str],
                  current_id: str | None, parent: QWidget | None = None) -> None:
+        """``persona_names``: id -> name of the personas that exist now (the others'
+        conversations are listed as a deleted persona's); ``current_id``: the
+        conversation open in the window."""
         super().__init__(parent)
-        self.setWindowTitle(f"History — {persona_name}")
-        self.resize(860, 560)
+        self.setWindowTitle("History")
+        self.resize(900, 580)
         self.history = history
-        self.persona_id = persona_id
-        self.persona_name = persona_name
+        self.persona_names = dict(persona_names)
         self.current_id = current_id
         self.confirm: Confirm = _ask(self)
         """Asks before deleting; tests replace it."""
@@ -72,10 +80,24 @@ class HistoryDialog(QDialog):
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(16, 16, 16, 16)
-        title = QLabel(f"<b>Conversations with {html.escape(persona_name)}</b>")
-        layout.addWidget(title)
+        filters = QHBoxLayout()
+        self.search = QLineEdit()
+        self.search.setPlaceholderText("Search what was said")
+        self.search.setClearButtonEnabled(True)
+        self.search.setAccessibleName("Search conversations")
+        self.search.textChanged.connect(self.reload)
+        filters.addWidget(self.search, 3)
+        self.persona_filter = QComboBox()
+        self.persona_filter.setAccessibleName("Persona")
+        self.persona_filter.addItem("All personas", None)
+        for persona_id, name in sorted(self.persona_names.items(), key=lambda p: p[1].lower()):
+            self.persona_filter.addItem(name, persona_id)
+        self.persona_filter.currentIndexChanged.connect(self.reload)
+        filters.addWidget(self.persona_filter, 1)
+        layout.addLayout(filters)
         body = QHBoxLayout()
         self.list = QListWidget()
+        self.list.setAccessibleName("Conversations")
         self.list.setMinimumWidth(330)
         self.list.setWordWrap(True)
         self.list.setSpacing(2)
@@ -84,10 +106,11 @@ class HistoryDialog(QDialog):
         self.list.currentRowChanged.connect(self._show)
         body.addWidget(self.list, 2)
         self.preview = QTextBrowser()
+        self.preview.setAccessibleName("Conversation text")
         self.preview.setOpenLinks(False)
         body.addWidget(self.preview, 3)
         layout.addLayout(body, 1)
-        self.empty = QLabel("No saved conversations yet: just start talking.")
+        self.empty = QLabel()
         self.empty.setObjectName("subtitle")
         layout.addWidget(self.empty)
         self.status = plain(QLabel())  # a file name is not markup
@@ -121,8 +144,17 @@ class HistoryDialog(QDialog):
 
     # ---- contents ------------------------------------------------------------------------
 
+    def persona_name(self, persona_id: str) -> str:
+        return self.persona_names.get(persona_id, f"{persona_id} (deleted persona)")
+
+    def show_persona(self, persona_id: str | None) -> None:
+        """Filter by a persona (None: all)."""
+        self.persona_filter.setCurrentIndex(max(0, self.persona_filter.findData(persona_id)))
+
     def reload(self) -> None:
-        self._conversations = [c for c in self.history.conversations(self.persona_id)
+        search = self.search.text()
+        persona_id = self.persona_filter.currentData()
+        self._conversations = [c for c in self.history.conversations(persona_id, search)
                                if c.exchange_count]
         self.list.clear()
         for info in self._conversations:
@@ -130,10 +162,14 @@ class HistoryDialog(QDialog):
             count = f"{info.exchange_count} exchange{'s' if info.exchange_count != 1 else ''}"
             preview = info.preview if len(info.preview) <= 60 else info.preview[:57] + "…"
             stamp = when_short(info.updated_at)
-            item = QListWidgetItem(f"{stamp}  ·  {count}{current}\n“{preview}”")
+            name = self.persona_name(info.persona_id)
+            item = QListWidgetItem(f"{stamp}  ·  {name}\n“{preview}”\n{count}{current}")
             item.setData(Qt.ItemDataRole.UserRole, info.id)
             self.list.addItem(item)
         has_any = bool(self._conversations)
+        filtered = bool(search.strip()) or persona_id is not None
+        self.empty.setText("No conversation matches." if filtered
+                           else "No saved conversations yet: just start talking.")
         self.empty.setVisible(not has_any)
         for button in (self.open_button, self.markdown_button, self.json_button,
                        self.delete_button):
@@ -160,17 +196,20 @@ class HistoryDialog(QDialog):
             self.preview.clear()
             return
         started = when(info.started_at)
-        parts = [f"<p style='color:{theme.MUTED_TEXT}'>Started {started}</p>"]
+        name = html.escape(self.persona_name(info.persona_id))
+        parts = [f"<p style='color:{theme.MUTED_TEXT}'>With {name}, started {started}</p>"]
         for exchange in self.history.exchanges(info.id):
             parts.append(f"<p><b>You:</b> {html.escape(exchange.user_text)}</p>")
             note = (f" <span style='color:{theme.MUTED_TEXT}'>(interrupted)</span>"
                     if exchange.interrupted else "")
-            parts.append(f"<p><b>{html.escape(self.persona_name)}:</b> "
+            parts.append(f"<p><b>{name}:</b> "
                          f"{html.escape(exchange.heard_text)}{note}</p>")
         self.preview.setHtml("".join(parts))
         is_open = info.id == self.current_id
-        self.open_button.setEnabled(not is_open)
-        self.open_button.setText("Open now" if is_open else "Continue this conversation")
+        gone = info.persona_id not in self.persona_names
+        self.open_button.setEnabled(not (is_open or gone))
+        self.open_button.setText("Open now" if is_open else "Persona deleted" if gone
+                                 else "Continue this conversation")
 
     # ---- actions -------------------------------------------------------------------------
 
@@ -185,7 +224,8 @@ class HistoryDialog(QDialog):
         info = self.selected
         if info is None:
             return
-        if not self.confirm(f"Delete this conversation with {self.persona_name} "
+        name = self.persona_name(info.persona_id)
+        if not self.confirm(f"Delete this conversation with {name} "
                             f"({info.exchange_count} exchanges, {when(info.updated_at)})? "
                             "This cannot be undone."):
             return
@@ -197,7 +237,7 @@ class HistoryDialog(QDialog):
         if info is None:
             return
         stamp = time.strftime("%Y-%m-%d", time.localtime(info.started_at))
-        suggested = str(Path.home() / f"{self.persona_name}-{stamp}.{kind}")
+        suggested = str(Path.home() / f"{self.persona_name(info.persona_id)}-{stamp}.{kind}")
         wanted = "Markdown (*.md)" if kind == "md" else "JSON (*.json)"
         path, _ = QFileDialog.getSaveFileName(self, "Export conversation", suggested, wanted)
         if path:
@@ -211,7 +251,8 @@ class HistoryDialog(QDialog):
         exchanges = self.history.exchanges(info.id)
         render = export_markdown if kind == "md" else export_json
         try:
-            path.write_text(render(info, exchanges, self.persona_name), encoding="utf-8")
+            path.write_text(render(info, exchanges, self.persona_name(info.persona_id)),
+                            encoding="utf-8")
         except OSError as exc:
             log.warning("export failed: %s", exc)
             self.status.setText(f"Could not export to {path}: {exc.strerror or exc}")

@@ -8,18 +8,25 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QVBoxLayout, QWidget
 
-from app.core.languages import NATIVE_NAMES, language_name
+from app.core.languages import language_name
 from app.core.metrics import TurnTimeline
 from app.ui import theme
 
 STAGES: tuple[tuple[str, str], ...] = (
-    ("end of turn confirmed", "end_of_turn"),
     ("transcript", "asr_final"),
+    ("end of turn confirmed", "end_of_turn"),
     ("first token", "llm_first_token"),
     ("first chunk", "first_chunk_to_tts"),
     ("TTS audio", "tts_first_audio"),
     ("first sound", "first_sample_played"),
 )
+"""The timed rows, always all of them and in this order (a stage not reached shows
+``NOT_REACHED``), so the panel does not reshuffle from one turn to the next."""
+NOT_REACHED = "—"
+SAME_AS_FIRST_SOUND = "(first sound)"
+"""The first answer word's value when no acknowledgement ("Hmm,") played before it."""
+ROW_NAMES = (*(label for label, _ in STAGES), "first answer word", "prefix cache",
+             "language heard")
 
 
 def _ms(seconds: float) -> str:
@@ -27,20 +34,24 @@ def _ms(seconds: float) -> str:
 
 
 def stage_rows(turn: TurnTimeline) -> list[tuple[str, str]]:
-    """(stage, offset from end of speech) for every stage reached, in the order they happened."""
-    if turn.speech_end is None:
-        return []
-    reached = [(getattr(turn, attr), label) for label, attr in STAGES]
-    timed = sorted((at, label) for at, label in reached if isinstance(at, float))
-    answer = turn.first_answer_word
-    if turn.acknowledgement and answer is not None:  # "Hmm," first: the answer came later
-        timed = sorted([*timed, (answer, "first answer word")])
-    rows = [(label, _ms(at - turn.speech_end)) for at, label in timed]
-    if turn.prefix_reused is not None:
-        rows.append(("prefix cache", "reused" if turn.prefix_reused else "cold"))
-    if turn.language is not None:
-        rows.append(("language heard", NATIVE_NAMES.get(turn.language)
-                     or language_name(turn.language)))
+    """(row name, value) for every row of ``ROW_NAMES``: each stage's offset from the end
+    of speech (negative: speculative work finished before the user did), whether the
+    persona's prefix was reused from the cache, and the language heard, in English like
+    the rest of the window."""
+    end = turn.speech_end
+    rows = []
+    for label, attr in STAGES:
+        at = getattr(turn, attr)
+        rows.append((label, _ms(at - end) if isinstance(at, float) and end is not None
+                     else NOT_REACHED))
+    answer = turn.answer_played if turn.acknowledgement else None
+    rows.append(("first answer word", _ms(answer - end) if answer is not None and end is not None
+                 else SAME_AS_FIRST_SOUND if not turn.acknowledgement else NOT_REACHED))
+    reused = turn.prefix_reused
+    rows.append(("prefix cache", NOT_REACHED if reused is None else "reused" if reused
+                 else "cold"))
+    rows.append(("language heard", language_name(turn.language) if turn.language
+                 else NOT_REACHED))
     return rows
 
 
@@ -51,6 +62,9 @@ def headline(turn: TurnTimeline) -> str:
     return f"Turn {turn.turn_id}: {v2v * 1000:.0f} ms voice-to-voice"
 
 
+NO_TURN = "No turn yet — say something."
+
+
 class LatencyHud(QFrame):
     """A small card, toggled with Ctrl+L, showing the latest turn's timeline."""
 
@@ -58,29 +72,35 @@ class LatencyHud(QFrame):
         super().__init__(parent)
         self.setObjectName("card")
         layout = QVBoxLayout(self)
-        layout.setContentsMargins(16, 12, 16, 12)
+        layout.setContentsMargins(12, 10, 12, 10)
         layout.setSpacing(6)
         caption = QLabel("LATENCY")
         caption.setObjectName("sectionLabel")
         layout.addWidget(caption)
-        self.title = QLabel("No turn yet — say something.")
+        self.title = QLabel(NO_TURN)
         self.title.setStyleSheet(f"font-weight: 600; color: {theme.ACCENT};")
+        self.title.setWordWrap(True)  # the window may be half a laptop screen wide
         layout.addWidget(self.title)
-        self._grid = QGridLayout()
-        self._grid.setHorizontalSpacing(18)
-        self._grid.setVerticalSpacing(2)
-        layout.addLayout(self._grid)
-        self._labels: list[QLabel] = []
+        grid = QGridLayout()
+        grid.setHorizontalSpacing(12)
+        grid.setVerticalSpacing(2)
+        layout.addLayout(grid)
+        self.values: dict[str, QLabel] = {}
+        """Row name -> its value label; the rows are made once and keep their places."""
+        for i, stage in enumerate(ROW_NAMES):
+            name = QLabel(stage)
+            name.setStyleSheet(f"color: {theme.MUTED_TEXT};")
+            self.values[stage] = QLabel(NOT_REACHED)
+            grid.addWidget(name, i, 0)
+            grid.addWidget(self.values[stage], i, 1)
 
     def show_turn(self, turn: TurnTimeline) -> None:
         self.title.setText(headline(turn))
-        for label in self._labels:
-            label.deleteLater()
-        self._labels.clear()
-        for i, (stage, value) in enumerate(stage_rows(turn)):
-            name = QLabel(stage)
-            name.setStyleSheet(f"color: {theme.MUTED_TEXT};")
-            number = QLabel(value)
-            self._grid.addWidget(name, i, 0)
-            self._grid.addWidget(number, i, 1)
-            self._labels += [name, number]
+        for stage, value in stage_rows(turn):
+            self.values[stage].setText(value)
+
+    def reset(self) -> None:
+        """No turn of the persona now shown (after a switch)."""
+        self.title.setText(NO_TURN)
+        for label in self.values.values():
+            label.setText(NOT_REACHED)

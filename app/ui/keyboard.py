@@ -34,8 +34,9 @@ log = logging.getLogger(__name__)
 INTERACTIVE = (QAbstractButton, QComboBox, QAbstractSpinBox, QLineEdit, QTextEdit,
                QPlainTextEdit, QAbstractItemView, QSlider)
 WHEEL_GUARDED = (QComboBox, QAbstractSpinBox, QSlider)
-_COMPOUND = (QComboBox, QAbstractSpinBox)
-"""Widgets whose inner line edit or list is theirs: they carry the name."""
+_COMPOUND = (QComboBox, QAbstractSpinBox, QLineEdit)
+"""Widgets whose inner line edit, list or buttons (a line edit's clear button) are theirs:
+they carry the name."""
 
 
 def interactive_widgets(root: QWidget) -> list[QWidget]:

@@ -16,7 +16,9 @@ class LevelMeter(QWidget):
         super().__init__(parent)
         self.setObjectName("micMeter")
         self.setToolTip("Microphone level")
-        self.setFixedSize(120, 8)
+        self.setFixedHeight(8)
+        self.setMinimumWidth(40)  # narrower on a half-screen window
+        self.setMaximumWidth(120)
         self._level = 0.0
         self._muted = False
 

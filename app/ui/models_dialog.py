@@ -195,6 +195,9 @@ class ModelsDialog(QDialog):
         self.scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.scroller.setWidget(self._rows_box)
         self._layout.addWidget(self.scroller, 1)
+        # sized for the rows still to come (the report arrives after the dialog is shown)
+        screen = self.screen().availableGeometry().height() if self.screen() else 700
+        self.resize(680, max(300, min(640, screen - 60)))
         buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
         buttons.rejected.connect(self.close)
         self._buttons = buttons

@@ -24,13 +24,8 @@ from app.personas.loader import PersonaLibrary, load_persona_library, user_perso
 from app.personas.model import Persona
 from app.personas.writer import PersonaSaveError, delete_persona_file
 from app.storage.safe_read import MIB
-from app.ui.persona_editor import (
-    EditorContext,
-    GreetingPreview,
-    PersonaEditor,
-    sounddevice_player,
-    voice_engine,
-)
+from app.ui.greeting_preview import GreetingPreview, sounddevice_player, voice_engine
+from app.ui.persona_editor import EditorContext, PersonaEditor
 from app.ui.plain import ask, warn
 
 if TYPE_CHECKING:

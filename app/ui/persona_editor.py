@@ -2,33 +2,25 @@
 settings of one user persona, validated by the Persona model and saved atomically as TOML
 into the user's persona folder.
 
-"Say the greeting" synthesizes with the running voice engine on a worker thread and plays
-it on the speaker the app uses; the dialog says why when it cannot (no voice loaded yet,
-no audio device).
+The face rows are ``persona_face``'s; "Say the greeting" is ``greeting_preview``'s.
 """
 
 from __future__ import annotations
 
 import logging
 import shutil
-import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 from pydantic import ValidationError
-from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QColor
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QCheckBox,
-    QColorDialog,
     QComboBox,
     QDialog,
     QDialogButtonBox,
     QDoubleSpinBox,
-    QFileDialog,
     QFormLayout,
     QHBoxLayout,
     QLabel,
@@ -48,18 +40,13 @@ from app.personas.model import AvatarStyle, Persona, languages_for
 from app.personas.writer import PersonaSaveError, save_persona
 from app.ui import keyboard, theme
 from app.ui.cards import section_label
-from app.ui.sidebar import MAX_PICTURE_BYTES, load_picture, persona_thumbnail
+from app.ui.greeting_preview import KOKORO_VOICES, GreetingPreview
+from app.ui.persona_face import FaceRows
+from app.ui.sidebar import MAX_PICTURE_BYTES, load_picture
 from app.ui.unsaved import confirm_discard
 
 log = logging.getLogger(__name__)
 
-KOKORO_VOICES = (
-    "af_heart", "af_alloy", "af_aoede", "af_bella", "af_jessica", "af_kore", "af_nicole",
-    "af_nova", "af_river", "af_sarah", "af_sky", "am_adam", "am_echo", "am_eric",
-    "am_fenrir", "am_liam", "am_michael", "am_onyx", "am_puck", "bf_alice", "bf_emma",
-    "bf_isabella", "bf_lily", "bm_daniel", "bm_fable", "bm_george", "bm_lewis",
-)
-"""Kokoro v1.0's English voices, listed when no Kokoro voice is loaded to ask."""
 LANGUAGES = tuple(LANGUAGE_NAMES.items())
 """The codes the language box offers (one table, in ``app.core.languages``)."""
 FIELD_LABELS = {
@@ -67,106 +54,9 @@ FIELD_LABELS = {
     "system_prompt": "System prompt", "greeting": "Greeting", "language": "Language",
     "voice": "Voice", "avatar": "Face", "llm": "Replies",
 }
-COLOUR_PARTS = (("background", "Background"), ("skin", "Skin"), ("hair", "Hair"),
-                ("accent", "Accent"))
 DEFAULT_TEMPERATURE = -0.1
 """The temperature spin box's lowest value, shown as "App default"."""
 ERROR_STYLE = f"border: 1px solid {theme.DANGER};"
-
-Synthesize = Callable[[str, str, float], tuple[np.ndarray, int]]
-"""(text, voice, speed) -> (samples, sample rate)."""
-Play = Callable[[np.ndarray, int], None]
-
-
-def voice_engine(tts: object | None) -> tuple[Sequence[str], Synthesize | None, str]:
-    """What the running voice engine offers the editor: its voices, a preview synthesizer
-    and a note for the user (why the list is what it is)."""
-    if tts is None:
-        return KOKORO_VOICES, None, "The voice is still loading: the preview works once it is."
-    voices = getattr(tts, "voices", None)
-    synthesize_as = getattr(tts, "synthesize_as", None)
-    if isinstance(voices, tuple) and voices and callable(synthesize_as):
-
-        def kokoro(text: str, voice: str, speed: float) -> tuple[np.ndarray, int]:
-            samples = synthesize_as(text, voice, speed)
-            return samples, int(getattr(tts, "sample_rate", 24_000))
-
-        return voices, kokoro, ""
-    synthesize = getattr(tts, "synthesize", None)
-    if not callable(synthesize):
-        return KOKORO_VOICES, None, "This voice engine cannot preview."
-
-    def plain(text: str, _voice: str, _speed: float) -> tuple[np.ndarray, int]:
-        return synthesize(text), int(getattr(tts, "sample_rate", 16_000))
-
-    note = ("The voice in use has one speaker: the Kokoro voice chosen here is used "
-            "when Kokoro is installed.")
-    return KOKORO_VOICES, plain, note
-
-
-def sounddevice_player(output_device: str | None) -> Play:
-    """Plays on the app's speaker with sounddevice (a second stream; PortAudio mixes)."""
-
-    def play(samples: np.ndarray, rate: int) -> None:
-        import sounddevice as sd
-
-        device: Any = output_device
-        sd.play(samples, rate, device=device, blocking=True)
-
-    return play
-
-
-class GreetingPreview(QObject):
-    """Synthesizes and plays on a worker thread; ``status`` comes back on the GUI thread."""
-
-    status = Signal(str)
-
-    def __init__(self, synthesize: Synthesize | None, play: Play | None,
-                 note: str = "", parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._synthesize, self._play, self.note = synthesize, play, note
-        self._thread: threading.Thread | None = None
-
-    @property
-    def busy(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
-    def start(self, text: str, voice: str, speed: float) -> None:
-        if not text.strip():
-            self.status.emit("Write a greeting first.")
-            return
-        if self._synthesize is None:
-            self.status.emit(self.note or "No voice is loaded yet.")
-            return
-        if self.busy:
-            return
-        self.status.emit("Speaking…")
-        self._thread = threading.Thread(target=self._run, args=(text, voice, speed),
-                                        name="greeting-preview", daemon=True)
-        self._thread.start()
-
-    def join(self, timeout: float = 10.0) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
-
-    def _run(self, text: str, voice: str, speed: float) -> None:
-        assert self._synthesize is not None
-        try:
-            samples, rate = self._synthesize(text, voice, speed)
-        except Exception as exc:
-            log.warning("greeting preview failed: %s", exc)
-            self.status.emit(f"Could not synthesize the greeting: {exc}")
-            return
-        if self._play is None:
-            self.status.emit("No audio output: audio is turned off for this run.")
-            return
-        try:
-            self._play(samples, rate)
-        except Exception as exc:
-            log.warning("greeting preview could not play: %s", exc)
-            self.status.emit(f"No audio device to play on: {exc}")
-            return
-        self.status.emit(f"Said it ({samples.size / max(rate, 1):.1f} s).")
 
 
 @dataclass(frozen=True)
@@ -177,26 +67,6 @@ class EditorContext:
     taken_ids: frozenset[str]
     voices: Sequence[str] = KOKORO_VOICES
     preview: GreetingPreview | None = None
-
-
-class _ColourButton(QPushButton):
-    def __init__(self, colour: str) -> None:
-        super().__init__()
-        self.setMinimumWidth(96)
-        self.clicked.connect(self._pick)
-        self.set_colour(colour)
-
-    def set_colour(self, colour: str) -> None:
-        self.colour = colour
-        self.setText(colour)
-        ink = "#000000" if QColor(colour).lightness() > 140 else "#ffffff"
-        self.setStyleSheet(f"background: {colour}; color: {ink}; border: 1px solid "
-                           f"{theme.BORDER}; border-radius: 6px; padding: 6px 10px;")
-
-    def _pick(self) -> None:
-        chosen = QColorDialog.getColor(QColor(self.colour), self, "Choose a colour")
-        if chosen.isValid():
-            self.set_colour(chosen.name())
 
 
 class PersonaEditor(QDialog):
@@ -213,7 +83,6 @@ class PersonaEditor(QDialog):
         self.existing = existing
         self.saved: Persona | None = None
         self.saved_path: Path | None = None
-        self._image: Path | None = image
         self.setWindowTitle(title or (f"Edit {persona.name}" if persona else "New persona"))
         self.setMinimumSize(640, 600)
         self.resize(700, 820)
@@ -231,7 +100,7 @@ class PersonaEditor(QDialog):
         layout.setSpacing(8)
         self._text_section(layout, start)
         self._voice_section(layout, start)
-        self._face_section(layout, start)
+        self._face_section(layout, start, image)
         self._llm_section(layout, start)
         layout.addStretch(1)
         scroll.setWidget(body)
@@ -248,7 +117,7 @@ class PersonaEditor(QDialog):
         buttons.accepted.connect(self.save)
         buttons.rejected.connect(self.reject)
         outer.addWidget(buttons)
-        self._refresh_face()
+        self.face_rows.refresh()
         keyboard.prepare(self)
         self._opened_with = self.fields()
 
@@ -349,42 +218,9 @@ class PersonaEditor(QDialog):
         if self.context.preview is not None:
             self.context.preview.status.connect(self.preview_status.setText)
 
-    def _face_section(self, layout: QVBoxLayout, p: Persona) -> None:
-        form = self._form(layout, "Face")
-        self.face = QLabel()
-        self.face.setFixedSize(72, 72)
-        self.colours: dict[str, _ColourButton] = {}
-        grid = QHBoxLayout()
-        grid.setSpacing(6)
-        for key, label in COLOUR_PARTS:
-            column = QVBoxLayout()
-            column.setSpacing(2)
-            caption = QLabel(label)
-            caption.setObjectName("subtitle")
-            button = _ColourButton(getattr(p.avatar, key))
-            button.setToolTip(f"{label} colour")
-            button.clicked.connect(self._refresh_face)
-            self.colours[key] = button
-            column.addWidget(caption)
-            column.addWidget(button)
-            grid.addLayout(column)
-        row = QHBoxLayout()
-        row.addWidget(self.face)
-        row.addLayout(grid, 1)
-        form.addRow("Colours", row)
-        self.image_name = QLineEdit()
-        self.image_name.setReadOnly(True)
-        self.image_name.setPlaceholderText("None: the face is drawn in these colours")
-        choose = QPushButton("Picture…")
-        choose.clicked.connect(self._choose_image)
-        clear = QPushButton("Remove")
-        clear.clicked.connect(lambda: self.set_image(None))
-        picture = QHBoxLayout()
-        picture.addWidget(self.image_name, 1)
-        picture.addWidget(choose)
-        picture.addWidget(clear)
-        form.addRow("Picture", picture)
-        self.set_image(self._image)
+    def _face_section(self, layout: QVBoxLayout, p: Persona, image: Path | None) -> None:
+        self.face_rows = FaceRows(self, self._form(layout, "Face"), p.avatar, image)
+        self.colours = self.face_rows.colours
 
     def _llm_section(self, layout: QVBoxLayout, p: Persona) -> None:
         form = self._form(layout, "Replies")
@@ -407,29 +243,15 @@ class PersonaEditor(QDialog):
 
     # ---- picture and face -----------------------------------------------------------
 
-    def set_image(self, path: Path | None) -> None:
-        self._image = path
-        self.image_name.setText(path.name if path is not None else "")
-        self._refresh_face()
+    @property
+    def _image(self) -> Path | None:
+        return self.face_rows.image
 
-    def _choose_image(self) -> None:
-        patterns = " ".join(f"*{suffix}" for suffix in IMAGE_SUFFIXES)
-        chosen, _ = QFileDialog.getOpenFileName(self, "Choose a picture", str(Path.home()),
-                                                f"Pictures ({patterns})")
-        if chosen:
-            self.set_image(Path(chosen))
+    def set_image(self, path: Path | None) -> None:
+        self.face_rows.set_image(path)
 
     def avatar_style(self) -> AvatarStyle:
-        values = {key: button.colour for key, button in self.colours.items()}
-        return AvatarStyle(**values)
-
-    def _refresh_face(self) -> None:
-        try:
-            style = self.avatar_style()
-        except ValidationError:
-            return
-        probe = Persona(id="preview", name="Preview", system_prompt="-", avatar=style)
-        self.face.setPixmap(persona_thumbnail(probe, self._image, 72, self.devicePixelRatioF()))
+        return self.face_rows.avatar_style()
 
     # ---- preview --------------------------------------------------------------------
 

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QLineEdit,
     QPushButton,
+    QScrollArea,
     QSlider,
     QSpinBox,
     QVBoxLayout,
@@ -92,9 +93,20 @@ class SettingsDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.setContentsMargins(22, 18, 22, 18)
         layout.setSpacing(10)
-        self._audio_section(layout)
-        self._listening_section(layout)
-        self._models_section(layout)
+        body = QWidget()
+        sections = QVBoxLayout(body)
+        sections.setContentsMargins(0, 0, 8, 0)
+        sections.setSpacing(10)
+        self._audio_section(sections)
+        self._listening_section(sections)
+        self._models_section(sections)
+        self.scroller = QScrollArea()  # a short screen scrolls the rows instead of squashing them
+        self.scroller.setWidgetResizable(True)
+        self.scroller.setFrameShape(QScrollArea.Shape.NoFrame)
+        self.scroller.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scroller.setWidget(body)
+        self.scroller.setMinimumHeight(min(body.sizeHint().height(), 360))
+        layout.addWidget(self.scroller, 1)
         self.error = plain(QLabel())
         self.error.setStyleSheet("color: #ff5d6c;")
         self.error.hide()
@@ -110,6 +122,7 @@ class SettingsDialog(QDialog):
         buttons.accepted.connect(self._accept)
         buttons.rejected.connect(self.reject)
         layout.addWidget(buttons)
+        self._fit_to_screen(body)
         self._devices: BackgroundTask[tuple[list[str], list[str]]] | None = None
         if load_devices:
             self._devices = BackgroundTask(_device_names, "list-devices", self)
@@ -117,6 +130,13 @@ class SettingsDialog(QDialog):
             self._devices.failed.connect(lambda e: self._device_note(f"Cannot list devices: {e}"))
             self._devices.start()
         keyboard.prepare(self)
+
+    def _fit_to_screen(self, body: QWidget) -> None:
+        """Tall enough to show every row without scrolling, where the screen allows."""
+        whole = self.sizeHint().height() - self.scroller.sizeHint().height() \
+            + body.sizeHint().height() + 4
+        screen = self.screen().availableGeometry().height() if self.screen() else whole
+        self.resize(self.sizeHint().width(), min(whole, screen - 60))
 
     # ---- sections --------------------------------------------------------------------
 

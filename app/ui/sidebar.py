@@ -8,7 +8,6 @@ hands the reloaded personas back through ``set_personas``.
 
 from __future__ import annotations
 
-import html
 from pathlib import Path
 
 from PySide6.QtCore import QPoint, QSize, Qt, QTimer, Signal, SignalInstance
@@ -22,6 +21,7 @@ from PySide6.QtGui import (
     QPainter,
     QPainterPath,
     QPixmap,
+    QResizeEvent,
 )
 from PySide6.QtWidgets import (
     QGridLayout,
@@ -39,11 +39,10 @@ from PySide6.QtWidgets import (
 from app.personas.model import Persona
 from app.ui import theme
 from app.ui.avatar import render_thumbnail
-from app.ui.plain import plain, plain_tooltip
+from app.ui.elided_label import ElidedLabel
+from app.ui.plain import plain_tooltip
 
 THUMB = 44
-DESCRIPTION_WIDTH = 170
-"""Pixels a description line gets in the 270 px sidebar."""
 MAX_PICTURE_BYTES = 20 * 1024 * 1024
 CARD_SUFFIXES = (".png", ".json")
 SETTLE_MS = 400
@@ -105,22 +104,18 @@ class _PersonaRow(QWidget):
         layout.addWidget(face)
         text = QVBoxLayout()
         text.setSpacing(2)
-        name = QLabel(f"<b>{html.escape(persona.name)}</b>")
-        name.setStyleSheet("font-size: 14px; background: transparent;")
-        description = plain(QLabel())  # a card's words, never markup
+        name = ElidedLabel(persona.name, lines=1)
+        name.setStyleSheet("font-size: 14px; font-weight: 600; background: transparent;")
+        name.polish_height()
+        description = ElidedLabel(persona.description, lines=2)  # the rest: the tooltip
         description.setStyleSheet(f"color: {theme.MUTED_TEXT}; font-size: 12px;"
                                   " background: transparent;")
-        description.setWordWrap(True)
-        metrics = description.fontMetrics()
-        description.setMinimumHeight(metrics.lineSpacing() * 2 + 2)
-        # at most two lines: the rest is in the tooltip
-        description.setText(metrics.elidedText(persona.description, Qt.TextElideMode.ElideRight,
-                                               DESCRIPTION_WIDTH * 2 - 24))
+        description.polish_height()
         text.addWidget(name)
         text.addWidget(description)
         layout.addLayout(text, 1)
         origin = "Built-in persona (duplicate it to change it)" if builtin else "Your persona"
-        self.setToolTip(plain_tooltip(f"{persona.description}\n{origin}".strip()))
+        self.setToolTip(plain_tooltip(f"{persona.name}\n{persona.description}\n{origin}"))
 
 
 class PersonaSidebar(QListWidget):
@@ -179,7 +174,7 @@ class PersonaSidebar(QListWidget):
                 item = QListWidgetItem()
                 row = _PersonaRow(persona, ratio, images.get(persona.id),
                                   persona.id in self.builtin)
-                item.setSizeHint(QSize(200, max(76, row.sizeHint().height())))
+                item.setSizeHint(QSize(120, max(76, row.sizeHint().height())))
                 item.setData(Qt.ItemDataRole.UserRole, persona.id)
                 self.addItem(item)
                 self.setItemWidget(item, row)
@@ -189,6 +184,13 @@ class PersonaSidebar(QListWidget):
         finally:
             self.blockSignals(False)
         self._update_buttons()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Rows follow the list's width (a top-to-bottom list only re-lays its items out
+        when its height changes): a narrower window must not cut descriptions off."""
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            self.scheduleDelayedItemsLayout()
 
     def select(self, persona_id: str) -> None:
         """Select ``persona_id`` and switch to it now (not after ``SETTLE_MS``)."""

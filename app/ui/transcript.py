@@ -26,6 +26,9 @@ def reply_html(entry: TurnEntry) -> str:
     heard = html.escape(entry.spoken())
     unheard = html.escape(entry.unheard())
     if not heard and not unheard:
+        if entry.ended and entry.interrupted:  # talked over before its first word
+            return (f"<span style='color:{theme.MUTED_TEXT}; font-style:italic'>"
+                    "(interrupted before a word was heard)</span>")
         return f"<span style='color:{theme.MUTED_TEXT}'>…</span>"
     parts = [heard] if heard else []
     if unheard:
@@ -184,7 +187,8 @@ class TranscriptView(QScrollArea):
         return row.user.text() if row else ""
 
     def _bubble_width(self) -> int:
-        return max(200, int(self.viewport().width() * 0.8))
+        """80 % of the column, however narrow: a wider bubble would be cut off."""
+        return max(48, int(self.viewport().width() * 0.8))
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         super().resizeEvent(event)

@@ -40,4 +40,5 @@ def create_tray(window: MainWindow) -> QSystemTrayIcon | None:
         else None
     )
     tray.show()
+    window.closing.attach_tray(tray)
     return tray

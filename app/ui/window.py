@@ -7,29 +7,15 @@ thread) and talks to the pipeline only through its thread-safe methods.
 
 from __future__ import annotations
 
-import html
 import logging
 from collections import deque
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 
-from PySide6.QtCore import QSize, Qt, Signal
-from PySide6.QtGui import QAction, QCloseEvent, QKeySequence
-from PySide6.QtWidgets import (
-    QApplication,
-    QHBoxLayout,
-    QLabel,
-    QMainWindow,
-    QSizePolicy,
-    QToolButton,
-    QVBoxLayout,
-    QWidget,
-)
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QCloseEvent
+from PySide6.QtWidgets import QApplication, QHBoxLayout, QMainWindow, QVBoxLayout, QWidget
 
 from app.core.events import AssistantState
 from app.core.pipeline import VoicePipeline, llm_language_notice
-from app.core.telemetry import EngineNotice, ReplyFailed, TurnTimed
-from app.core.turn_commands import NOT_THE_USER, REOPENED
 from app.personas.loader import PersonaLibrary
 from app.personas.model import Persona
 from app.personas.switch import persona_switch
@@ -38,21 +24,27 @@ from app.storage.settings import Settings
 from app.ui import icons, keyboard
 from app.ui.avatar import AvatarWidget
 from app.ui.bridge import EventBridge
-from app.ui.cards import Banner, ProgressCard, card, section_label
+from app.ui.cards import ProgressCard, card, section_label
+from app.ui.close_to_tray import CloseToTray
 from app.ui.conversations import Conversations
 from app.ui.fonts import missing_font_notice
 from app.ui.heartbeat import StallMonitor
 from app.ui.hud import LatencyHud
-from app.ui.meter import LevelMeter
-from app.ui.notices import Notice, NoticeArea
+from app.ui.notices import NoticeArea
 from app.ui.persona_actions import PersonaActions
 from app.ui.readiness import Readiness
+from app.ui.settings_writer import SaveSettings, SettingsWriter
 from app.ui.sidebar import PersonaSidebar, load_picture
 from app.ui.transcript import TranscriptView
+from app.ui.transcript_feed import TranscriptFeed
+from app.ui.window_alerts import WindowAlerts
+from app.ui.window_header import WindowHeader
+from app.ui.window_menus import WindowMenus
 
 log = logging.getLogger(__name__)
 
 STATES_KEPT = 256
+SIDEBAR_MIN = 220
 
 STATUS_TEXT = {
     AssistantState.IDLE: "Ready — just start speaking",
@@ -62,8 +54,6 @@ STATUS_TEXT = {
     AssistantState.MUTED: "Microphone muted (Ctrl+M to unmute)",
     AssistantState.ERROR: "Something went wrong",
 }
-
-SaveSettings = Callable[[Settings], None]
 
 
 class MainWindow(QMainWindow):
@@ -83,15 +73,13 @@ class MainWindow(QMainWindow):
         self.resize(1180, 740)
         self.library = library
         self.settings = settings
-        self._save = save_settings
-        self._saver = ThreadPoolExecutor(max_workers=1, thread_name_prefix="settings-save")
         self.bridge = EventBridge(self)
+        self._writer = SettingsWriter(save_settings, self.bridge.post)
         self.pipeline: VoicePipeline | None = None
         self.persona = self._initial_persona()
         self.pipeline_state = AssistantState.IDLE
-        self.device_error = ""
-        self.load_error = ""
-        self._stage_banner = False
+        self.alerts = WindowAlerts(self)
+        self.banner = self.alerts.banner
         self.states_seen: deque[AssistantState] = deque(maxlen=STATES_KEPT)
         """The last states shown (tests read it; bounded, it runs all evening)."""
         self.stall = StallMonitor(self)
@@ -102,11 +90,16 @@ class MainWindow(QMainWindow):
         """Says "Getting <name> ready…" until a switched-to persona can answer."""
         self.readiness.changed.connect(self._refresh_avatar)
         self._build_ui()
-        self._build_actions()
+        self.closing = CloseToTray(self)
+        self.menus = WindowMenus(self)
+        self.mute_action = self.menus.mute_action
+        self.hud_action = self.menus.hud_action
+        self.quit_action = self.menus.quit_action
         self.conversations = Conversations(self, keeper) if keeper is not None else None
         """Saved conversations and memories (None: nothing is kept, as in older tests)."""
         self._connect_bridge()
         self.persona_actions = PersonaActions(self)
+        self.menus.add_help_menu()  # after the Conversation and Personas menus
         self.sidebar.select(self.persona.id)
         self._apply_persona(self.persona, switch_pipeline=False)
         self.hud.setVisible(settings.show_hud)
@@ -132,7 +125,8 @@ class MainWindow(QMainWindow):
         outer.setSpacing(16)
 
         side, side_layout = card(margins=12)
-        side.setFixedWidth(270)
+        side.setMinimumWidth(SIDEBAR_MIN)  # narrower than 270 on a half-screen window
+        side.setMaximumWidth(270)
         side_layout.addWidget(section_label("Personas"))
         self.sidebar = PersonaSidebar(self.library.personas)
         self.sidebar.persona_selected.connect(self._on_persona_selected)
@@ -142,10 +136,12 @@ class MainWindow(QMainWindow):
 
         main = QVBoxLayout()
         main.setSpacing(12)
-        main.addLayout(self._build_header())
-        self.banner = Banner()
-        self.banner.action.connect(self._on_banner_action)
-        main.addWidget(self.banner)
+        header = WindowHeader(self.notices.button)
+        self.title, self.status, self.meter = header.title, header.status, header.meter
+        self.mute_button, self.hud_button = header.mute_button, header.hud_button
+        self.mute_button.toggled.connect(self.set_muted)
+        main.addLayout(header.layout)
+        main.addWidget(self.alerts.banner)
         main.addWidget(self.notices.panel)
         self.progress = ProgressCard()
         self.progress.setVisible(False)
@@ -168,87 +164,13 @@ class MainWindow(QMainWindow):
         outer.addLayout(main, 1)
         self.setCentralWidget(root)
 
-    def _build_header(self) -> QHBoxLayout:
-        header = QHBoxLayout()
-        header.setSpacing(12)
-        names = QVBoxLayout()
-        names.setSpacing(0)
-        self.title = QLabel()
-        self.title.setObjectName("title")
-        self.title.setTextFormat(Qt.TextFormat.PlainText)  # a card's name is not markup
-        self.status = QLabel()
-        self.status.setObjectName("statusText")
-        self.status.setTextFormat(Qt.TextFormat.PlainText)  # "Getting <name> ready"
-        self.status.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
-        names.addWidget(self.title)
-        names.addWidget(self.status)
-        header.addLayout(names, 1)
-        self.meter = LevelMeter()
-        header.addWidget(self.meter, 0, Qt.AlignmentFlag.AlignVCenter)
-        self.mute_button = QToolButton()
-        self.mute_button.setObjectName("muteButton")
-        self.mute_button.setCheckable(True)
-        self.mute_button.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextBesideIcon)
-        self.mute_button.setIconSize(QSize(18, 18))
-        self.mute_button.setToolTip("Mute or unmute the microphone (Ctrl+M)")
-        self.mute_button.toggled.connect(self.set_muted)
-        header.addWidget(self.mute_button)
-        self.hud_button = QToolButton()
-        self.hud_button.setObjectName("hudButton")
-        self.hud_button.setCheckable(True)
-        self.hud_button.setIcon(icons.gauge_icon())
-        self.hud_button.setIconSize(QSize(18, 18))
-        self.hud_button.setToolTip("Show latency (Ctrl+L)")
-        header.addWidget(self.hud_button)
-        header.addWidget(self.notices.button)
-        return header
-
-    def _build_actions(self) -> None:
-        menu = self.menuBar().addMenu("&Hanasu")
-        settings = QAction("&Settings…", self)
-        settings.setShortcut(QKeySequence("Ctrl+,"))  # Linux's Preferences binding is empty
-        settings.triggered.connect(self.settings_requested.emit)
-        models = QAction("&Models…", self)
-        models.triggered.connect(self.models_requested.emit)
-        self.quit_action = QAction("&Quit", self)
-        self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
-        self.quit_action.triggered.connect(QApplication.quit)
-        menu.addActions([settings, models])
-        menu.addSeparator()
-        menu.addAction(self.quit_action)
-        view = self.menuBar().addMenu("&View")
-        self.mute_action = QAction("&Mute microphone", self)
-        self.mute_action.setCheckable(True)
-        self.mute_action.setShortcut(QKeySequence("Ctrl+M"))
-        self.mute_action.toggled.connect(self.set_muted)
-        self.hud_action = QAction("&Latency HUD", self)
-        self.hud_action.setCheckable(True)
-        self.hud_action.setShortcut(QKeySequence("Ctrl+L"))
-        self.hud_action.toggled.connect(self.set_hud_visible)
-        self.hud_button.toggled.connect(self.hud_action.setChecked)
-        view.addActions([self.mute_action, self.hud_action])
-        self.addActions([settings, self.mute_action, self.hud_action, self.quit_action])
-
     def _connect_bridge(self) -> None:
-        b, model = self.bridge, self.transcript.model
+        b = self.bridge
         b.state_changed.connect(self._on_state)
         b.input_level.connect(self.meter.set_level)
-        b.playback_level.connect(self._on_playback_level)
-        b.turn_confirmed.connect(lambda t: self.transcript.refresh(model.confirmed(t)))
-        b.turn_cancelled.connect(self._on_turn_cancelled)
-        b.transcript.connect(lambda t, text: self.transcript.refresh(model.transcript(t, text)))
-        b.token.connect(lambda t, text: model.token(t, text))
-        b.chunk_audio.connect(lambda t, i, text, s: model.chunk_audio(t, i, text, s))
-        b.playback_started.connect(self._on_playback_started)
-        b.playback_ended.connect(self._on_playback_ended)
-        b.stage_failed.connect(self._on_stage_failed)
-        b.other.connect(self._on_other)
-
-    def _on_turn_cancelled(self, turn_id: int, reason: str) -> None:
-        if reason in (REOPENED, NOT_THE_USER):  # joined to the next turn / not the user
-            self.transcript.remove(turn_id)
-        else:
-            self.transcript.model.cancelled(turn_id)
+        b.stage_failed.connect(self.alerts.stage_failed)
+        b.other.connect(self.alerts.route)
+        self.transcript_feed = TranscriptFeed(b, self.transcript, self.avatar)
 
     # ---- pipeline ---------------------------------------------------------------------
 
@@ -264,10 +186,8 @@ class MainWindow(QMainWindow):
         self._switch_pipeline(self.persona, fresh)  # also on first attach
         if self.conversations is not None:
             self.conversations.attach(pipeline)
-        self.load_error = ""
+        self.alerts.engines_started()
         self.progress.hide()
-        if not self.device_error:
-            self.banner.hide()
         pipeline.set_muted(self.mute_action.isChecked())
         self.readiness.expect(pipeline, self.persona.name)
         for notice in getattr(pipeline.engines, "notices", ()):  # e.g. a voice fallback
@@ -289,21 +209,12 @@ class MainWindow(QMainWindow):
 
     def show_load_error(self, message: str) -> None:
         """Missing or corrupt models: a clear message and the avatar's error face, no crash."""
-        self.load_error = message
         self.progress.hide()
-        self.banner.show_message(f"<b>The voice engines could not start.</b><br>"
-                                 f"{html.escape(message)}", "Models…")
+        self.alerts.show_load_error(message)
         self._refresh_avatar()
 
     def set_device_status(self, ok: bool, message: str) -> None:
-        if ok:
-            self.device_error = ""
-            if not self.load_error:
-                self.banner.hide()
-        else:
-            self.device_error = message or "The audio device stopped working."
-            self.banner.show_message(f"<b>Audio device problem.</b> "
-                                     f"{html.escape(self.device_error)}", "Settings…")
+        self.alerts.set_device_status(ok, message)
         self._refresh_avatar()
 
     # ---- user actions ----------------------------------------------------------------
@@ -365,6 +276,7 @@ class MainWindow(QMainWindow):
         else:
             self.transcript.reset(persona.greeting, persona.avatar.accent)
         if switch_pipeline:
+            self.hud.reset()  # the last turn shown was the previous persona's
             if self.pipeline is not None:
                 self._switch_pipeline(persona, fresh=self.conversations is None)
                 if greet:
@@ -391,12 +303,6 @@ class MainWindow(QMainWindow):
         if font_notice is not None:  # Japanese words drawn as empty boxes otherwise
             self.add_notice(font_notice)
 
-    def _on_banner_action(self) -> None:
-        if self.banner.button.text().startswith("Models"):
-            self.models_requested.emit()
-        else:
-            self.settings_requested.emit()
-
     def store_settings(self, settings: Settings) -> None:
         """Keep and save settings that take effect without a restart (the Models dialog's)."""
         self._store(settings)
@@ -404,22 +310,18 @@ class MainWindow(QMainWindow):
     def _store(self, settings: Settings) -> None:
         """Keep the new settings and write them off the GUI thread (the write fsyncs)."""
         self.settings = settings
-        if self._save is not None:
-            self._saver.submit(_save_quietly, self._save, settings, self.bridge.post)
+        self._writer.submit(settings)
 
     # ---- pipeline events (GUI thread) --------------------------------------------------
 
     def _on_state(self, state: AssistantState) -> None:
         self.pipeline_state = state
-        if self._stage_banner and state in (AssistantState.LISTENING, AssistantState.SPEAKING):
-            self._stage_banner = False  # the pipeline recovered on the next turn
-            if not (self.load_error or self.device_error):
-                self.banner.hide()
+        self.alerts.state_shown(state)
         self.states_seen.append(state)
         self._refresh_avatar()
 
     def _refresh_avatar(self) -> None:
-        error = self.load_error or self.device_error
+        error = self.alerts.error
         if error:
             state = AssistantState.ERROR
         elif self.muted:
@@ -431,53 +333,14 @@ class MainWindow(QMainWindow):
         self.avatar.set_state(state, error)
         if not self.progress.isHidden() and not error and not self.muted:
             return  # the loading message stays in the status line
-        if self.load_error:
+        if self.alerts.load_error:
             self.status.setText("The voice engines could not start")
-        elif self.device_error:
+        elif self.alerts.device_error:
             self.status.setText("Audio device problem")
         elif state is AssistantState.IDLE and self.readiness.waiting_for is not None:
             self.status.setText(f"Getting {self.readiness.waiting_for} ready…")
         else:
             self.status.setText(STATUS_TEXT[state])
-
-    def _on_playback_level(self, level: float, at: float) -> None:
-        self.avatar.set_level(level)
-        entry = self.transcript.model.playback_position(at)
-        if entry is not None:
-            self.transcript.refresh(entry)
-
-    def _on_playback_started(self, turn_id: int, at: float) -> None:
-        self.transcript.refresh(self.transcript.model.playback_started(turn_id, at))
-
-    def _on_playback_ended(self, turn_id: int, heard: str, interrupted: bool) -> None:
-        entry = self.transcript.model.playback_ended(turn_id, heard, interrupted)
-        self.transcript.refresh(entry)
-
-    def _on_stage_failed(self, stage: str, message: str) -> None:
-        log.warning("stage %s failed: %s", stage, message)
-        if self.load_error or self.device_error:
-            return  # the more basic problem keeps the banner
-        self._stage_banner = True
-        self.banner.show_message(f"<b>The {html.escape(stage)} stage failed.</b> "
-                                 f"{html.escape(message)}")
-
-    def _on_other(self, item: object) -> None:
-        if isinstance(item, TurnTimed):  # a copy: the recorder stays the controller's
-            self.hud.show_turn(item.timeline)
-            return
-        if isinstance(item, Notice):
-            self.add_notice(item.text)
-            return
-        if isinstance(item, EngineNotice):  # e.g. a language's voice fell back to eSpeak
-            self.add_notice(item.message)
-            return
-        if isinstance(item, ReplyFailed):  # the persona said sorry aloud; here is why
-            self.add_notice(f"{self.persona.name} could not answer and apologised: "
-                            f"{item.message}")
-            return
-        ok, message = getattr(item, "ok", None), getattr(item, "message", None)
-        if isinstance(ok, bool) and isinstance(message, str):
-            self.set_device_status(ok, message)
 
     # ---- window ----------------------------------------------------------------------
 
@@ -487,22 +350,17 @@ class MainWindow(QMainWindow):
         return self.stall.max_stall_ms
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Closing the window quits the app (the tray offers Hide instead)."""
+        """Closing the window quits the app, or hides it to the tray (``close_to_tray``)."""
+        if self.closing.keep_running():
+            event.ignore()
+            self.hide()
+            return
         super().closeEvent(event)
         QApplication.quit()
 
     def shutdown(self) -> None:
         """At exit: stop measuring, finish pending settings writes, log the worst stall."""
         self.stall.stop()
-        self._saver.shutdown(wait=True)
+        self._writer.shutdown()
         log.info("max UI stall %.1f ms", self.max_ui_stall_ms)
 
-
-def _save_quietly(save: SaveSettings, settings: Settings, post: Callable[[object], None]) -> None:
-    """Runs on the single writer thread (so saves stay in order); a failure is logged and
-    posted to the window's notice area."""
-    try:
-        save(settings)
-    except Exception as exc:
-        log.warning("could not save settings: %s", exc)
-        post(Notice(f"Your settings could not be saved: {exc}"))

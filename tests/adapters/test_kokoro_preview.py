@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from app.ui.persona_editor import voice_engine
+from app.ui.greeting_preview import voice_engine
 from tests.adapters.test_kokoro_real import FirstRun, first_run, kokoro_files  # noqa: F401
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,8 @@ from app.personas.loader import PersonaLibrary
 from app.personas.model import AvatarStyle
 from app.ui import avatar as avatar_module
 from app.ui.avatar import FRAME_MS, AvatarWidget, render_thumbnail
-from app.ui.face import FaceColours, FacePose, paint_face
+from app.ui.face import paint_face
+from app.ui.face_pose import FaceColours, FacePose
 
 
 def test_frame_rate_is_at_least_30_fps() -> None:

@@ -221,7 +221,7 @@ def test_memories_from_speech_reach_the_prompt_and_the_memory_page(
 
 def test_dialogs_show_an_empty_state(qtbot: QtBot, db: Path) -> None:
     keeper = Keeper(open_database(db))
-    history = HistoryDialog(keeper.history, "hana", "Hana", None)
+    history = HistoryDialog(keeper.history, {"hana": "Hana"}, None)
     memories = MemoryDialog(keeper.memories, "hana", "Hana")
     for dialog in (history, memories):
         qtbot.addWidget(dialog)

@@ -51,7 +51,7 @@ def test_screenshot_history_and_memory_page(qtbot: QtBot, qapp: object, tmp_path
     keeper = _fill(tmp_path / "hanasu.db")
     platform = QGuiApplication.platformName()
 
-    history = HistoryDialog(keeper.history, "hana", "Hana", "c0")
+    history = HistoryDialog(keeper.history, {"hana": "Hana"}, "c0")
     qtbot.addWidget(history)
     history.show()
     qtbot.waitExposed(history)

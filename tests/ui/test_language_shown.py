@@ -1,5 +1,6 @@
-"""What the window shows of languages: the HUD names the language heard (in that
-language), and a voice's fallback notice from the TTS thread reaches the notice area."""
+"""What the window shows of languages: the HUD names the language heard (in English,
+like the rest of the window), and a voice's fallback notice from the TTS thread reaches
+the notice area."""
 
 from __future__ import annotations
 
@@ -11,17 +12,18 @@ from app.core.metrics import TurnTimeline
 from app.core.pipeline import VoicePipeline, llm_language_notice
 from app.core.telemetry import EngineNotice, TurnTimed
 from app.personas.loader import PersonaLibrary
-from app.ui.hud import stage_rows
+from app.ui.hud import NOT_REACHED, SAME_AS_FIRST_SOUND, stage_rows
 from app.ui.window import MainWindow
 from tests.ui.conftest import fake_engines
 
 
 def test_hud_names_the_language_heard() -> None:
     turn = TurnTimeline(turn_id=3, speech_end=1.0, asr_final=1.2, language="ja")
-    assert ("language heard", "日本語") in stage_rows(turn)
-    assert ("language heard", "中文") in stage_rows(TurnTimeline(1, speech_end=0.0, language="zh"))
+    assert ("language heard", "Japanese") in stage_rows(turn)
+    assert ("language heard", "Chinese") in stage_rows(TurnTimeline(1, speech_end=0.0,
+                                                                    language="zh"))
     unknown = stage_rows(TurnTimeline(2, speech_end=0.0))
-    assert all(stage != "language heard" for stage, _ in unknown)
+    assert ("language heard", NOT_REACHED) in unknown
 
 
 def test_engine_notices_reach_the_notice_area(qtbot: QtBot, window: MainWindow) -> None:
@@ -34,8 +36,7 @@ def test_hud_shows_the_language_of_a_timed_turn(qtbot: QtBot, window: MainWindow
     timeline = TurnTimeline(turn_id=7, speech_end=1.0, asr_final=1.1, language="zh")
     window.bridge.post(TurnTimed(7, timeline))
     qtbot.waitUntil(lambda: window.hud.title.text().startswith("Turn 7"), timeout=3_000)
-    shown = [label.text() for label in window.hud._labels]
-    assert "中文" in shown
+    assert window.hud.values["language heard"].text() == "Chinese"
 
 
 def test_a_persona_the_embedded_model_cannot_speak_for_says_so(
@@ -74,4 +75,18 @@ def test_hud_shows_the_answer_after_an_acknowledgement() -> None:
     rows = dict(stage_rows(turn))
     assert rows["first sound"] == "+1200 ms" and rows["first answer word"] == "+1900 ms"
     plain = dict(stage_rows(TurnTimeline(turn_id=5, speech_end=1.0, first_sample_played=1.8)))
-    assert "first answer word" not in plain
+    assert plain["first answer word"] == SAME_AS_FIRST_SOUND  # the row stays in its place
+
+
+def test_hud_forgets_the_previous_personas_turn_on_a_switch(qtbot: QtBot,
+                                                             window: MainWindow) -> None:
+    from app.ui.hud import NO_TURN
+
+    window.bridge.post(TurnTimed(3, TurnTimeline(turn_id=3, speech_end=1.0, asr_final=1.1,
+                                                 language="ja")))
+    qtbot.waitUntil(lambda: window.hud.title.text().startswith("Turn 3"), timeout=3_000)
+    other = next(p for p in window.library.personas if p.id != window.persona.id)
+    window.sidebar.select(other.id)
+    assert window.persona.id == other.id
+    assert window.hud.title.text() == NO_TURN
+    assert window.hud.values["language heard"].text() == NOT_REACHED

@@ -21,7 +21,8 @@ from app.core.events import SpeechAudio
 from app.core.pipeline import VoicePipeline
 from app.personas.loader import load_persona_library, user_personas_dir
 from app.personas.model import Persona
-from app.ui.persona_editor import GreetingPreview, PersonaEditor
+from app.ui.greeting_preview import GreetingPreview
+from app.ui.persona_editor import PersonaEditor
 from app.ui.window import MainWindow
 from tests.ui.conftest import Speaker
 from tests.ui.test_inputs_show_values import assert_every_input_drawn
@@ -246,7 +247,7 @@ def test_editor_screenshot_and_inputs_drawn(qtbot: QtBot, window: MainWindow, tm
 
 def test_voice_list_and_preview_without_kokoro() -> None:
     from app.adapters.fakes import FakeSynthesizer
-    from app.ui.persona_editor import KOKORO_VOICES, voice_engine
+    from app.ui.greeting_preview import KOKORO_VOICES, voice_engine
 
     voices, synthesize, note = voice_engine(FakeSynthesizer())
     assert tuple(voices) == KOKORO_VOICES and "one speaker" in note

@@ -108,3 +108,45 @@ def test_second_launch_of_the_app_exits_0_and_raises_the_first(
         _out, err = first.communicate(timeout=30)
     assert first.returncode == 0, err
     assert not socket.exists()  # closed cleanly: nothing left behind
+
+
+def test_hanasu_run_keeps_its_own_conversation_while_the_app_runs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import numpy as np
+    import soundfile
+
+    from app.storage.database import open_database
+    from app.storage.keeper import Keeper
+    from tests.ui.conftest import RATE, utterance
+
+    data = tmp_path / "d"
+    env = {**os.environ, "HANASU_CONFIG_DIR": str(tmp_path / "c"),
+           "HANASU_DATA_DIR": str(data), "HANASU_LOG_DIR": str(tmp_path / "l")}
+    monkeypatch.setenv("HANASU_DATA_DIR", str(data))
+    wav = tmp_path / "q.wav"
+    soundfile.write(wav, np.concatenate(utterance()), RATE)
+    command = [sys.executable, "-m", "app", "run", "--fake-engines", "--input", str(wav),
+               "--output", str(tmp_path / "o.wav")]
+
+    def saved() -> int:
+        keeper = Keeper(open_database(data / "hanasu.db"))
+        try:
+            return len(keeper.history.conversations(None))
+        finally:
+            keeper.close()
+
+    app = SingleInstance(instance_names())  # the desktop app, as it holds this data folder
+    assert app.claim()
+    try:
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                              timeout=120)
+    finally:
+        app.release()
+    assert done.returncode == 0, done.stderr
+    assert "the desktop app is running with this data folder" in done.stderr
+    assert saved() == 0  # the app's conversation was neither resumed nor written
+    alone = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert alone.returncode == 0, alone.stderr
+    assert "desktop app is running" not in alone.stderr
+    assert saved() == 1  # without the app, run continues and saves the conversation

@@ -1,0 +1,121 @@
+"""The persona editor's face rows: four colour buttons with a live thumbnail, and an
+optional picture that replaces the drawn face."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import ValidationError
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QColorDialog,
+    QFileDialog,
+    QFormLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from app.personas.loader import IMAGE_SUFFIXES
+from app.personas.model import AvatarStyle, Persona
+from app.ui import theme
+from app.ui.sidebar import persona_thumbnail
+
+COLOUR_PARTS = (("background", "Background"), ("skin", "Skin"), ("hair", "Hair"),
+                ("accent", "Accent"))
+THUMB = 72
+
+
+class ColourButton(QPushButton):
+    """Shows a colour as its own background; a click opens the colour picker."""
+
+    def __init__(self, colour: str) -> None:
+        super().__init__()
+        self.setMinimumWidth(96)
+        self.clicked.connect(self._pick)
+        self.set_colour(colour)
+
+    def set_colour(self, colour: str) -> None:
+        self.colour = colour
+        self.setText(colour)
+        ink = "#000000" if QColor(colour).lightness() > 140 else "#ffffff"
+        self.setStyleSheet(f"background: {colour}; color: {ink}; border: 1px solid "
+                           f"{theme.BORDER}; border-radius: 6px; padding: 6px 10px;")
+
+    def _pick(self) -> None:
+        chosen = QColorDialog.getColor(QColor(self.colour), self, "Choose a colour")
+        if chosen.isValid():
+            self.set_colour(chosen.name())
+
+
+class FaceRows:
+    """Adds the "Colours" and "Picture" rows to ``form`` (owned by ``dialog``) and keeps
+    the chosen colours and picture."""
+
+    def __init__(self, dialog: QWidget, form: QFormLayout, style: AvatarStyle,
+                 image: Path | None) -> None:
+        self._dialog = dialog
+        self.image: Path | None = image
+        self.face = QLabel()
+        self.face.setFixedSize(THUMB, THUMB)
+        self.colours: dict[str, ColourButton] = {}
+        grid = QHBoxLayout()
+        grid.setSpacing(6)
+        for key, label in COLOUR_PARTS:
+            column = QVBoxLayout()
+            column.setSpacing(2)
+            caption = QLabel(label)
+            caption.setObjectName("subtitle")
+            button = ColourButton(getattr(style, key))
+            button.setToolTip(f"{label} colour")
+            button.clicked.connect(self.refresh)
+            self.colours[key] = button
+            column.addWidget(caption)
+            column.addWidget(button)
+            grid.addLayout(column)
+        row = QHBoxLayout()
+        row.addWidget(self.face)
+        row.addLayout(grid, 1)
+        form.addRow("Colours", row)
+        self.image_name = QLineEdit()
+        self.image_name.setReadOnly(True)
+        self.image_name.setPlaceholderText("None: the face is drawn in these colours")
+        choose = QPushButton("Picture…")
+        choose.clicked.connect(self._choose_image)
+        clear = QPushButton("Remove")
+        clear.clicked.connect(lambda: self.set_image(None))
+        picture = QHBoxLayout()
+        picture.addWidget(self.image_name, 1)
+        picture.addWidget(choose)
+        picture.addWidget(clear)
+        form.addRow("Picture", picture)
+        self.set_image(image)
+
+    def set_image(self, path: Path | None) -> None:
+        self.image = path
+        self.image_name.setText(path.name if path is not None else "")
+        self.refresh()
+
+    def _choose_image(self) -> None:
+        patterns = " ".join(f"*{suffix}" for suffix in IMAGE_SUFFIXES)
+        chosen, _ = QFileDialog.getOpenFileName(self._dialog, "Choose a picture",
+                                                str(Path.home()), f"Pictures ({patterns})")
+        if chosen:
+            self.set_image(Path(chosen))
+
+    def avatar_style(self) -> AvatarStyle:
+        values = {key: button.colour for key, button in self.colours.items()}
+        return AvatarStyle(**values)
+
+    def refresh(self) -> None:
+        """Redraw the thumbnail in the chosen colours (or picture)."""
+        try:
+            style = self.avatar_style()
+        except ValidationError:
+            return
+        probe = Persona(id="preview", name="Preview", system_prompt="-", avatar=style)
+        self.face.setPixmap(persona_thumbnail(probe, self.image, THUMB,
+                                              self._dialog.devicePixelRatioF()))
