@@ -11,6 +11,8 @@ from app.core.character import breaks_character
 from app.core.languages import reply_language_note
 
 JAPANESE_BREAKS = [
+    "自分がAIや言語モデルだと言ったりしません。",  # the rules, spoken
+
     "私はAIです。",
     "僕はただのプログラムだから、ケーキは食べられないんだ。",
     "私はあなたのAIアシスタントです。",
@@ -33,6 +35,9 @@ JAPANESE_BREAKS = [
 ]
 
 CHINESE_BREAKS = [
+    "无论你问我是不是人工智能或者语言模型，我都是明。",  # Ming's rules, spoken (issue 23)
+    "我不会说自己是人工智能或语言模型。",
+    "如果对方问你是不是AI、机器人或程序，不要出戏。",
     "作为一个人工智能，我没有个人喜好。",
     "作为AI语言模型，我无法品尝食物。",
     "我是一个AI，不能吃蛋糕。",
@@ -52,6 +57,7 @@ CHINESE_BREAKS = [
 ]
 
 JAPANESE_ORDINARY = [
+    "ロボットやAIの映画が好き？",
     "最近のAIって本当にすごいよね。",
     "AIなの？って、面白いこと聞くね。私はハナだよ！",
     "私はAIじゃないよ、ただのおしゃべり好きな友達。",
@@ -71,6 +77,8 @@ JAPANESE_ORDINARY = [
 ]
 
 CHINESE_ORDINARY = [
+    "你觉得人工智能还是机器人更有意思？",
+    "程序员还是设计师？",
     "最近人工智能发展得真快啊。",
     "我是人工智能专业的学生。",
     "作为人工智能专业的学生，我每天都很忙。",
