@@ -34,6 +34,7 @@ from app.core.runtime.messages import (
     Say,
     SetMuted,
     Shutdown,
+    TypedRequest,
     UsePersona,
 )
 from app.core.runtime.router import JobRouter, StageJob
@@ -222,6 +223,12 @@ class VoicePipeline:
         it stops it, and it is not added to the conversation. Ignored while a turn is
         live; an empty text stops what is being said."""
         self.controller.post(Say(text))
+
+    def type_request(self, text: str) -> None:
+        """Words typed in the window (no microphone, a quiet office): answered aloud and
+        shown like a spoken request, and kept in the conversation; a reply still going is
+        interrupted as if talked over."""
+        self.controller.post(TypedRequest(text))
 
     def use_persona(self, persona: UsePersona) -> None:
         """Switch persona: its prompt (a fresh conversation, warmed), languages, voice,

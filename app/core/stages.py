@@ -22,7 +22,7 @@ from app.core.events import (
     StageFailed,
     Transcript,
 )
-from app.core.languages import base_language
+from app.core.languages import base_language, script_language
 from app.core.ports import (
     Clock,
     LanguageModel,
@@ -63,6 +63,10 @@ class Transcriber(Worker[StartTurn | SetLanguages]):
             return
         assert isinstance(item, StartTurn)  # the turn machine's command is the job
         if not self.live.is_live(item.turn_id):
+            return
+        if item.typed is not None:
+            self.publish(Transcript(item.turn_id, item.typed, self.clock.now(),
+                                    script_language(item.typed)))
             return
         text = self.asr.transcribe(item.audio)
         heard = self.asr.last_language if isinstance(self.asr, ReportsLanguage) else None

@@ -55,6 +55,23 @@ class TurnMachine(TurnState):
             commands += self._resume_held(at)  # the user stopped listening to themselves
         return [*commands, *self._settle(at)]
 
+    def typed(self, text: str, at: float) -> list[Command]:
+        """Words typed in the window: a confirmed turn answered like a spoken one (muted
+        or not). A reply still going is interrupted as if talked over, and the typed turn
+        is answered once what of it was heard is in the history."""
+        if not text.strip():
+            return []
+        commands: list[Command] = []
+        active = self._active
+        if active is not None and active.confirmed:
+            self._hold.hold(active, at)
+            self._active = None
+        elif active is not None:
+            commands += self.cancel_live(at, "typed over")
+        commands += self._hold.confirm(at)  # the reply going (or held) is talked over
+        self._active, opened = self.opener.open_typed(text.strip(), at)
+        return [*commands, *opened, *self._set_state(AssistantState.THINKING, at)]
+
     def handle(self, event: PipelineEvent) -> list[Command]:
         """React to one pipeline event; events of stale turns are ignored."""
         match event:
@@ -182,7 +199,8 @@ class TurnMachine(TurnState):
             elif active.confirmed:
                 commands += self._settle(event.at)
             return commands
-        active.text = text
+        carried = self.opener.take_typed() if active.typed is None else None
+        active.text = f"{carried} {text}" if carried else text
         commands = self._hold.confirm(event.at)  # the words show it is the user
         if self._hold.interrupted is None:
             commands += self._respond(active)

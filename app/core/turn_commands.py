@@ -18,6 +18,8 @@ class StartTurn:
     turn_id: int
     audio: FloatAudio
     held: bool
+    typed: str | None = None
+    """Words typed in the window: the transcriber passes them on instead of listening."""
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from app.core.events import SpeechPaused, TurnCancelled, TurnConfirmed, TurnStarted, UtteranceEnded
 from app.core.held_audio import CarriedWords, HeldAudio, stream_end
 from app.core.turn_commands import REOPENED, CancelTurn, Command, Publish, StartTurn
@@ -18,6 +20,8 @@ class TurnOpener:
     """Carried words join the next utterance only if it starts within this long."""
     _next_id: int = 1
     _carry: CarriedWords = field(init=False)
+    _typed: str | None = None
+    """A reopened typed turn's words, put in front of the next transcript."""
 
     def __post_init__(self) -> None:
         self._carry = CarriedWords(self.sample_rate, self.carry_for_s)
@@ -40,6 +44,16 @@ class TurnOpener:
         commands.append(StartTurn(turn.turn_id, utterance.samples, held))
         return turn, commands
 
+    def open_typed(self, text: str, at: float) -> tuple[TurnInFlight, list[Command]]:
+        """A confirmed turn for words typed in the window (no audio to recognise)."""
+        silence = HeldAudio(np.zeros(0, dtype=np.float32), at)
+        turn = TurnInFlight(turn_id=self._next_id, confirmed=True, audio=silence, typed=text)
+        self._next_id += 1
+        self.confirmed()
+        return turn, [Publish(TurnStarted(turn.turn_id, at, at, at, speculative=False)),
+                      Publish(TurnConfirmed(turn.turn_id, at, at, at)),
+                      StartTurn(turn.turn_id, silence.samples, False, typed=text)]
+
     def confirmed(self) -> None:
         """A confirmed turn holds the carried words now."""
         self._carry.audio = None
@@ -47,8 +61,17 @@ class TurnOpener:
     def forget_carried(self) -> None:
         """Muting: words from before are not joined to what is said after."""
         self._carry.audio = None
+        self._typed = None
+
+    def take_typed(self) -> str | None:
+        """The words of a typed turn the user talked on over, for the next transcript."""
+        typed, self._typed = self._typed, None
+        return typed
 
     def reopen(self, turn: TurnInFlight, at: float) -> list[Command]:
         """Drop ``turn`` and carry its words into the next one."""
-        self._carry.audio = turn.audio
+        if turn.typed is not None:
+            self._typed = turn.typed
+        else:
+            self._carry.audio = turn.audio
         return [Publish(TurnCancelled(turn.turn_id, at, REOPENED)), CancelTurn(turn.turn_id)]

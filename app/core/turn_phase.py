@@ -108,6 +108,9 @@ class TurnInFlight:
     """The audio model's score for the pause is still to come: the words wait for it."""
     end_probability: float | None = None
     """The audio model's end-of-turn probability at the pause that started this turn."""
+    typed: str | None = None
+    """Words typed in the window (no audio): reopened, they go in front of the next
+    transcript instead."""
 
     def reply_audible_at(self, speech_start: float) -> bool:
         """Whether its reply was audible when speech starting then *began*. Speech confirmed

@@ -37,6 +37,7 @@ from app.ui.settings_writer import SaveSettings, SettingsWriter
 from app.ui.sidebar import PersonaSidebar, load_picture
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_feed import TranscriptFeed
+from app.ui.type_box import TypeBox
 from app.ui.window_alerts import WindowAlerts
 from app.ui.window_header import WindowHeader
 from app.ui.window_menus import WindowMenus
@@ -159,6 +160,8 @@ class MainWindow(QMainWindow):
         talk_layout.addWidget(section_label("Conversation"))
         self.transcript = TranscriptView()
         talk_layout.addWidget(self.transcript, 1)
+        self.type_box = TypeBox(self.send_typed)
+        talk_layout.addWidget(self.type_box)
         body.addWidget(talk, 6)
         main.addLayout(body, 1)
         outer.addLayout(main, 1)
@@ -193,6 +196,14 @@ class MainWindow(QMainWindow):
         for notice in getattr(pipeline.engines, "notices", ()):  # e.g. a voice fallback
             self.add_notice(str(notice))
         self._refresh_avatar()
+
+    def send_typed(self, text: str) -> bool:
+        """A typed request, answered like a spoken one; False while no engines run."""
+        if self.pipeline is None:
+            self.add_notice("The voice is still loading: send it again in a moment")
+            return False
+        self.pipeline.type_request(text)
+        return True
 
     def add_notice(self, text: str) -> None:
         """Something the user should know, shown quietly in the notice area (GUI thread;

@@ -142,6 +142,11 @@ class TurnOrders(RuleBasedStateMachine):
         self.pipeline.set_muted(muted)
         self.drain()
 
+    @rule(text=SAID)
+    def user_types(self, text: str) -> None:
+        self.pipeline.type_request(text)
+        self.drain()
+
     # ---- the stages --------------------------------------------------------------------
 
     @rule(text=SAID)
@@ -150,7 +155,8 @@ class TurnOrders(RuleBasedStateMachine):
         while not inbox.empty():
             job = inbox.get_nowait()
             if isinstance(job, StartTurn) and self.pipeline.live.is_live(job.turn_id):
-                self.post(Transcript(job.turn_id, text, self.clock.t))
+                words = text if job.typed is None else job.typed  # typed: passed on as is
+                self.post(Transcript(job.turn_id, words, self.clock.t))
                 return
 
     @rule()

@@ -27,6 +27,7 @@ from app.core.runtime.messages import (
     Say,
     SetMuted,
     Shutdown,
+    TypedRequest,
     UsePersona,
 )
 from app.core.runtime.router import JobRouter
@@ -148,6 +149,10 @@ class Controller:
             case Say(text=text):
                 if self.machine.live_turn_id is None or not text:
                     self.announcer.say(text)
+            case TypedRequest(text=text):
+                self.stages.live.activity += 1  # background LLM work stops for the user
+                self.announcer.say("")  # a greeting still going stops for the request
+                self.execute(self.machine.typed(text, now))
             case LoadConversation():
                 self._load(message, now)
             case UsePersona():

@@ -25,6 +25,13 @@ class Say:
 
 
 @dataclass(frozen=True)
+class TypedRequest:
+    """Words the user typed instead of saying them: a turn like a spoken one."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class LoadConversation:
     """Switch to a conversation: the persona's prompt, its history and the caller's key."""
 
@@ -71,5 +78,6 @@ class Shutdown:
     """The controller's loop returns."""
 
 
-ControlCommand = SetMuted | Say | LoadConversation | UsePersona | Extract | Shutdown
+ControlCommand = (SetMuted | Say | TypedRequest | LoadConversation | UsePersona | Extract
+                  | Shutdown)
 ControlMessage = ControlCommand | PipelineEvent
