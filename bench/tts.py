@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.core.sentences import GateConfig, SentenceGate
+from app.core.gate_config import GateConfig
+from app.core.sentences import SentenceGate
 
 REPLIES = [
     "Hello! I'm doing well, thank you for asking. How has your day been so far?",

@@ -29,8 +29,9 @@ text that has already arrived, so any split of a reply into tokens gives the sam
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from app.core.gate_config import GateConfig
+from app.core.languages import script_language
 from app.core.markup import (
     LINE_MARKER,
     MARKER_PREFIX,
@@ -44,6 +45,7 @@ from app.core.markup import (
 )
 from app.core.sentence_ends import NUMBERISH, ends_sentence_here, forced_end
 
+_DIGIT_RUN = re.compile(r"\d[\d,.]*")
 _CLAUSE_MARKS = ",;:—、，；："
 _SPACED_CLAUSE_MARKS = ",;:"  # need a space after them: "2,000" and "3:45" stay whole
 _CLOSERS = "\"')]}”’」』）"  # noqa: RUF001 (typographic quotes)
@@ -52,65 +54,6 @@ _MAX_MARK_RUN = 3
 """Longer runs of sentence marks ("？？？？", "!!!!!") end the chunk at once; the rest of
 the run is unspeakable and dropped (a small model can loop on "？" for hundreds of tokens,
 which kept the whole loop in one chunk and the voice synthesizing it for seconds)."""
-CLAUSE_OPENERS = frozenset(
-    {"because", "which", "but", "and", "when", "while", "although", "though", "since",
-     "unless", "whereas", "whenever", "wherever"}
-)
-"""English words a speaker may pause before; an early chunk may end in front of them. Only
-words that open a clause whatever follows: "so" ("so much") and "that" ("that one") do not."""
-PHRASE_OPENERS = frozenset(
-    {"of", "in", "on", "at", "for", "with", "from", "by", "about", "into", "over", "after",
-     "before", "during", "through", "without", "across", "around", "under", "between"}
-)
-"""Prepositions: a long first sentence may be cut before one ("the answer | of the most")."""
-
-
-
-@dataclass(frozen=True)
-class GateConfig:
-    first_clause_min_words: int = 2
-    """The first chunk may end at a clause mark (, ; : — and CJK) once it has this many
-    words: "In Japanese," "Of course," "Bees make honey," are whole intonation phrases a
-    speaker pauses after (a lone "Oh," or "Well," is too short to stand alone)."""
-    clause_split_words: int = 12
-    """After a chunk that ended at a clause, the next may too (with ``first_clause_min_words``)
-    until this many words of the reply are out: a short first clause plays for about a
-    second, and the long rest of its sentence would not be synthesized by then."""
-    later_clause_min_words: int = 10
-    """Any chunk may end at a clause mark once it has this many words: a long run-on
-    sentence is spoken in parts instead of keeping the speaker waiting for its end."""
-    first_clause_min_chars: int = 5
-    """The same for Japanese and Chinese, in CJK characters: 「そうですね、」 「今天天气不错，」."""
-    clause_split_chars: int = 20
-    """``clause_split_words`` in CJK characters (about four seconds of speech)."""
-    later_clause_min_chars: int = 16
-    """``later_clause_min_words`` in CJK characters (about three seconds of speech)."""
-    opener_break_min_words: int = 6
-    """An early chunk (as for ``first_clause_min_words``) with no clause mark may end before
-    a word of ``clause_openers`` once it has this many words: a comma-free first sentence
-    would otherwise hold the first audio until its end."""
-    clause_openers: frozenset[str] = CLAUSE_OPENERS
-    """Words that open a clause, lower case; empty turns these breaks off."""
-    phrase_break_min_words: int = 10
-    """An early chunk may also end before a preposition (``phrase_openers``) once it has
-    this many words: a long run-on first sentence (a small model's loop, "the most
-    accurate answer of the most accurate answer of...") would otherwise hold the first
-    audio until its end, and take as long again to synthesize."""
-    phrase_openers: frozenset[str] = PHRASE_OPENERS
-    """Words that open a phrase, lower case; empty turns these breaks off."""
-    number_break_min_words: int = 3
-    """An early chunk may end before a long number (``long_number_digits``) once it has
-    this many words: "The moon is | 222,750 miles away." A long number is seconds of speech
-    ("two hundred twenty-two thousand...") that the voice synthesizes before saying a word;
-    a speaker pauses before one anyway. 0 turns these breaks off."""
-    long_number_digits: int = 5
-    """Digits that make a number long to say (years and "2,000" are short)."""
-    min_chunk_chars: int = 2
-    """Shorter chunks are carried into the next one."""
-    max_chunk_chars: int = 300
-    """Force a split at a word boundary when no punctuation comes."""
-
-
 class SentenceGate:
     """Push LLM tokens, get speakable chunks; call ``flush`` at the end of each reply."""
 
@@ -272,9 +215,12 @@ class SentenceGate:
         head = text[:end]
         words = spoken_words(head)
         cjk = cjk_count(head)
+        min_chars = config.first_clause_min_chars
+        if script_language(head) == "zh":
+            cjk += 2 * len(_DIGIT_RUN.findall(head))
+            min_chars = config.first_clause_min_chars_zh
         early = self._after_clause and (
-            words >= config.first_clause_min_words or cjk >= config.first_clause_min_chars
-        )
+            words >= config.first_clause_min_words or cjk >= min_chars)
         long = words >= config.later_clause_min_words or cjk >= config.later_clause_min_chars
         if not (early or long):
             return False

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.sentences import GateConfig, SentenceGate, speakable_text
+from app.core.gate_config import GateConfig
+from app.core.sentences import SentenceGate, speakable_text
 
 SENTENCE_END = re.compile(r"[.!?…。！？][\"')\]}”’」』）]*$")  # noqa: RUF001
 ABBREVIATIONS = ["Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "Sr.", "Jr.", "St.", "vs.", "etc."]

@@ -13,7 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from app.core.sentences import GateConfig, SentenceGate, ends_sentence
+from app.core.gate_config import GateConfig
+from app.core.sentences import SentenceGate, ends_sentence
 
 
 def tokens(text: str, seed: int = 0) -> list[str]:
