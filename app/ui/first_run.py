@@ -147,7 +147,11 @@ class WelcomeDialog(QDialog):
             self.download_button.setText(f"Download {human(size)}")
             self.download_button.show()
         else:
-            self.detail.setText("Everything it needs is already here.")
+            bigger = next((why for name, why in reversed(rec.passed_over)  # the smallest
+                           if name.startswith("cpu-")), None)
+            self.detail.setText("Everything it needs is already here." + (
+                f" A bigger model would not answer quickly here ({bigger})." if bigger else ""))
+            self.later_button.setText("Start talking")
         self.warnings.setText(shown_warnings(rec.warnings))
         self.warnings.setVisible(bool(rec.warnings))
         self._fit_height()

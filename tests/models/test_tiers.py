@@ -82,7 +82,7 @@ MACHINES: list[tuple[str, FakeProbe, str]] = [
     ("16 GB laptop, 8 threads", FakeProbe(None, CPU, 15 * GIB + 300 * MIB, 8), "cpu-medium"),
     ("16 GB laptop, 4 threads", FakeProbe(None, CPU, 15 * GIB, 4), "cpu-small"),
     ("8 GB laptop", FakeProbe(None, CPU, 7 * GIB + 700 * MIB, 4), "cpu-small"),
-    ("8 GB old laptop, 2 cores", FakeProbe(None, CPU, 7 * GIB + 500 * MIB, 2), "cpu-small"),
+    ("8 GB old laptop, 2 cores", FakeProbe(None, CPU, 7 * GIB + 500 * MIB, 2), "embedded"),
     ("4 GB netbook", FakeProbe(None, CPU, 4 * GIB, 2), "embedded"),
     ("RAM unknown", FakeProbe(None, CPU, None, 8), "embedded"),
     ("MacBook M2 16 GB (Metal)", FakeProbe(None, METAL, 16 * GIB, 8), "gpu-small"),

@@ -56,7 +56,7 @@ def test_what_runs_now_and_what_to_download(qtbot: QtBot) -> None:
     assert "SmolLM2 135M" in first_run.RUNNING_NOW
     assert page.recommendation.text() == (
         "Recommended for this machine: 15 GB RAM, 8 cores, no GPU: Gemma 4 E4B on the CPU, "
-        "about 1.8 s to the first word")
+        "about 3.5 s to the first word")
     detail = page.detail.text()
     assert "Gemma 4 E4B instruct, Q4_K_M" in detail and "Whisper small" in detail
     assert "5.9 GB, about 16 min at 50 Mbit/s" in detail
@@ -219,4 +219,7 @@ def test_screenshot_on_each_machine_shows_all_its_text(qtbot: QtBot, machine: st
             assert label.height() >= label.heightForWidth(label.width()), label.text()
             assert label.geometry().bottom() <= page.height(), label.text()
     screen = page.screen().availableGeometry()
-    assert page.width() <= max(640, screen.width()) and page.download_button.isVisible()
+    assert page.width() <= max(640, screen.width())
+    nothing_to_get = MACHINES[machine].cores() <= 2  # the built-in models are its best
+    assert page.download_button.isVisible() is not nothing_to_get
+    assert (page.later_button.text() == "Start talking") is nothing_to_get

@@ -48,7 +48,7 @@ def test_recommendation_and_why(qtbot: QtBot) -> None:
     panel = dialog.panel
     assert panel is not None
     assert panel.reason.text() == ("15 GB RAM, 8 cores, no GPU: Gemma 4 E4B on the CPU, "
-                                   "about 1.8 s to the first word")
+                                   "about 3.5 s to the first word")
     assert panel.chosen == "cpu-medium"
     assert "(recommended)" in panel.tiers.currentText()
     assert "Gemma 4 E4B instruct, Q4_K_M" in _llm_text(dialog)
