@@ -30,8 +30,7 @@ import numpy as np
 
 from app.adapters.file_audio import read_audio, write_audio
 from app.cli.file_session import RunResult, run_file
-from app.cli.run import add_llm_threads_argument, load_persona_and_engines
-from app.cli.server_options import add_llm_server_arguments
+from app.cli.run import add_engine_arguments, load_persona_and_engines
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import PipelineConfig
@@ -101,17 +100,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="silence after a request before the next (replies may run long)")
     parser.add_argument("--noise-db", type=float, default=-60.0,
                         help="the room's noise floor under the whole track, dBFS")
-    parser.add_argument("--persona", default=None)
-    parser.add_argument("--fake-engines", action="store_true")
     parser.add_argument("--smart-turn", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--save", type=Path, help="keep the input and output tracks here")
     parser.add_argument("--json", type=Path, help="write the full report here")
-    parser.add_argument("--llm", type=Path)
-    parser.add_argument("--asr", type=Path)
-    parser.add_argument("--tts", type=Path)
-    parser.add_argument("--n-gpu-layers", type=int, default=None)
-    add_llm_threads_argument(parser)
-    add_llm_server_arguments(parser)
+    add_engine_arguments(parser)
 
 
 def conversation(count: int) -> list[Request]:

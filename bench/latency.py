@@ -26,8 +26,7 @@ import numpy as np
 
 from app.adapters.file_audio import read_audio, write_audio
 from app.cli.file_session import run_file
-from app.cli.run import add_llm_threads_argument, load_persona_and_engines
-from app.cli.server_options import add_llm_server_arguments
+from app.cli.run import add_engine_arguments, load_persona_and_engines
 from app.core.events import FloatAudio
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import Engines, PipelineConfig
@@ -103,7 +102,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--count", type=int, default=40, help=f"questions to generate (max {len(QUESTIONS)})"
     )
-    parser.add_argument("--fake-engines", action="store_true")
     parser.add_argument(
         "--voice",
         choices=sorted(VOICES),
@@ -135,7 +133,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=True,
         help="say the persona's short acknowledgement when the answer is late",
     )
-    parser.add_argument("--persona", default=None)
     parser.add_argument("--no-baseline", action="store_true", help="skip the naive serial baseline")
     parser.add_argument(
         "--asr-30s-window",
@@ -143,12 +140,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="transcribe the old way (each turn padded to a 30 s window), for before/after",
     )
     parser.add_argument("--json", type=Path, help="write the full report here")
-    parser.add_argument("--llm", type=Path)
-    parser.add_argument("--asr", type=Path)
-    parser.add_argument("--tts", type=Path)
-    parser.add_argument("--n-gpu-layers", type=int, default=None)
-    add_llm_threads_argument(parser)
-    add_llm_server_arguments(parser)
+    add_engine_arguments(parser)
     parser.add_argument(
         "--compare-local",
         action="store_true",

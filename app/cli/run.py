@@ -65,16 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--output", type=Path, required=True, help="WAV of what the speaker plays")
     parser.add_argument("--timeline", type=Path, help="JSON with per-turn stage timestamps")
-    parser.add_argument("--persona", default=None, help="persona id (default: the first one)")
-    parser.add_argument("--fake-engines", action="store_true", help="scripted engines, no models")
-    parser.add_argument("--llm", type=Path, help="GGUF model file to use")
-    parser.add_argument("--asr", type=Path, help="faster-whisper model folder to use")
-    parser.add_argument("--tts", type=Path, help="TTS model file to use")
-    parser.add_argument(
-        "--n-gpu-layers", type=int, default=None, help="LLM layers on the GPU (default: auto)"
-    )
-    add_llm_threads_argument(parser)
-    add_llm_server_arguments(parser)
+    add_engine_arguments(parser)
     parser.add_argument(
         "--no-speculative",
         action="store_true",
@@ -119,7 +110,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_llm_threads_argument(parser: argparse.ArgumentParser) -> None:
+def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
+    """The persona and engine options ``load_persona_and_engines`` reads: one group, shared
+    by ``run`` and the benchmarks that drive it."""
+    group = parser.add_argument_group("persona and engines")
+    group.add_argument("--persona", default=None, help="persona id (default: the first one)")
+    group.add_argument("--fake-engines", action="store_true", help="scripted engines, no models")
+    group.add_argument("--llm", type=Path, help="GGUF model file to use")
+    group.add_argument("--asr", type=Path, help="faster-whisper model folder to use")
+    group.add_argument("--tts", type=Path, help="TTS model file to use")
+    group.add_argument(
+        "--n-gpu-layers", type=int, default=None, help="LLM layers on the GPU (default: auto)"
+    )
+    add_llm_threads_argument(group)
+    add_llm_server_arguments(group)
+
+
+def add_llm_threads_argument(parser: argparse._ActionsContainer) -> None:
     parser.add_argument(
         "--llm-threads", type=int, default=None,
         help="LLM decode threads (default: 1 on a 2-core machine, else llama.cpp's choice)")

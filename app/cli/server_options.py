@@ -13,7 +13,7 @@ import os
 from app.adapters.errors import EngineLoadError
 
 
-def add_llm_server_arguments(parser: argparse.ArgumentParser) -> None:
+def add_llm_server_arguments(parser: argparse._ActionsContainer) -> None:
     parser.add_argument(
         "--llm-url",
         metavar="URL",
