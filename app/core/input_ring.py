@@ -63,6 +63,28 @@ class InputRing:
         self._blocks_written += 1  # published last: the block's samples and times are in
         return True
 
+    def take_blocks(self) -> list[tuple[FloatAudio, float]]:
+        """Consumer side: every block written so far, each as a new array with the capture
+        time of its last sample, oldest first (a burst keeps each block's own time)."""
+        blocks = self._blocks_written  # one read: every block below it is complete
+        out: list[tuple[FloatAudio, float]] = []
+        while self._blocks_read < blocks:
+            slot = self._blocks_read % self._max_blocks
+            end = int(self._ends[slot])
+            out.append((self._copy(self._read, end), float(self._times[slot])))
+            self._read = end
+            self._blocks_read += 1
+        return out
+
+    def _copy(self, begin: int, end: int) -> FloatAudio:
+        count = end - begin
+        start = begin % self._capacity
+        first = min(count, self._capacity - start)
+        out = np.empty(count, dtype=np.float32)
+        out[:first] = self._samples[start:start + first]
+        out[first:] = self._samples[:count - first]
+        return out
+
     def take(self) -> tuple[FloatAudio, float] | None:
         """Consumer side: every sample written so far, as one new array, with the capture
         time of its last sample; None when nothing is waiting."""
@@ -72,12 +94,7 @@ class InputRing:
         last = (blocks - 1) % self._max_blocks
         end = int(self._ends[last])
         captured_at = float(self._times[last])
-        count = end - self._read
-        start = self._read % self._capacity
-        first = min(count, self._capacity - start)
-        out = np.empty(count, dtype=np.float32)
-        out[:first] = self._samples[start:start + first]
-        out[first:] = self._samples[:count - first]
+        out = self._copy(self._read, end)
         self._read = end
         self._blocks_read = blocks
         return out, captured_at

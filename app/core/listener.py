@@ -134,13 +134,12 @@ class Listener(Worker[ListenerJob]):
         return self.idle_pause_s() or ACTIVE_POLL_S
 
     def poll(self) -> None:
-        """Everything the microphone captured since the last look, as one block."""
-        taken = self.mic.take()
-        if taken is not None:
-            in_speech = self.endpointer.in_speech
-            self.handle(MicBlock(*taken))
-            if in_speech and not self.endpointer.in_speech:
-                self.on_settled()  # a voice ended (a click ends with no event)
+        """Every block the microphone captured since the last look, each on its own time."""
+        in_speech = self.endpointer.in_speech
+        for samples, captured_at in self.mic.take_blocks():
+            self.handle(MicBlock(samples, captured_at))
+        if in_speech and not self.endpointer.in_speech:
+            self.on_settled()  # a voice ended (a click ends with no event)
 
     def handle(self, item: ListenerJob) -> None:
         match item:

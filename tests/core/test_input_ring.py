@@ -25,6 +25,17 @@ def test_blocks_come_out_in_order_with_the_last_capture_time() -> None:
     assert ring.take() is None and ring.empty()
 
 
+def test_blocks_can_be_taken_one_by_one_with_their_own_times() -> None:
+    ring = InputRing(capacity_samples=8, max_blocks=4)
+    assert ring.write(np.zeros(2, np.float32), 0.0)
+    assert ring.write(np.ones(3, np.float32), 0.5)
+    taken = [(block.tolist(), at) for block, at in ring.take_blocks()]
+    assert taken == [([0.0, 0.0], 0.0), ([1.0] * 3, 0.5)]
+    assert ring.write(np.full(5, 2.0, np.float32), 1.0)  # across the wrap
+    assert [(block.tolist(), at) for block, at in ring.take_blocks()] == [([2.0] * 5, 1.0)]
+    assert ring.take_blocks() == []
+
+
 def test_a_full_ring_drops_the_newest_block_and_counts_it() -> None:
     ring = InputRing(capacity_samples=8, max_blocks=8)
     assert ring.write(np.ones(6, np.float32), 1.0)

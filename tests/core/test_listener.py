@@ -388,12 +388,19 @@ def test_an_idle_listener_takes_the_microphone_a_few_blocks_at_a_time() -> None:
     events: list[PipelineEvent] = []
     playback = PlaybackQueue(16_000, events.append)
     taken: list[int] = []
+    looks: list[int] = []
 
     class Recording(Listener):
         def handle(self, item: ListenerJob) -> None:
             if isinstance(item, MicBlock):
                 taken.append(item.samples.size)
             super().handle(item)
+
+        def poll(self) -> None:
+            before = len(taken)
+            super().poll()
+            if len(taken) > before:
+                looks.append(len(taken) - before)
 
     listener = Recording(events.append, FakeVoiceActivity(), Endpointer(CFG), playback)
     assert listener.poll_s() == IDLE_PAUSE_S
@@ -405,8 +412,8 @@ def test_an_idle_listener_takes_the_microphone_a_few_blocks_at_a_time() -> None:
         time.sleep(2 * IDLE_PAUSE_S)
     finally:
         listener.stop()
-    assert sum(taken) == 9 * 512  # every sample, in order, once
-    assert 2 <= len(taken) <= 6  # a few looks, not one per block
+    assert taken == [512] * 9  # every block, in order, once, on its own capture time
+    assert 2 <= len(looks) <= 6  # a few looks, not one per block
     playback.begin(1, held=False)  # a reply in flight: look often
     assert listener.poll_s() == ACTIVE_POLL_S
 
