@@ -46,10 +46,12 @@ def test_a_database_that_refuses_writes_is_one_notice_in_the_window(
     path = keeper.db.path
     assert isinstance(path, Path)
     other = None
+    keeper.flush()  # the window's first writes are done before the connection is swapped
     if fault == "read-only":  # what a read-only file or mount gives (root ignores chmod)
-        keeper.db._db.close()
-        keeper.db._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True,
-                                        check_same_thread=False, isolation_level=None)
+        with keeper.db._lock:  # never under a write on the keeper's thread
+            keeper.db._db.close()
+            keeper.db._db = sqlite3.connect(f"file:{path}?mode=ro", uri=True,
+                                            check_same_thread=False, isolation_level=None)
     else:
         with keeper.db.read() as conn:
             conn.execute("PRAGMA busy_timeout = 20")
