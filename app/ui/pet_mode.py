@@ -25,6 +25,7 @@ from PySide6.QtWidgets import QSystemTrayIcon, QToolButton, QWidget
 from app.ui import icons
 from app.ui.pet_menu import PetMenu
 from app.ui.pet_window import PetWindow
+from app.ui.single_instance import raise_window
 
 if TYPE_CHECKING:
     from app.ui.window import MainWindow
@@ -154,9 +155,7 @@ class PetMode(QObject):
         if self.pet is not None:
             self.pet.hide()
         self._remember(pet_mode=False)
-        self.window.showNormal()
-        self.window.raise_()
-        self.window.activateWindow()
+        raise_window(self.window)  # as it was: maximized stays maximized
 
     def set_click_through(self, on: bool) -> None:
         if self.click_through_action.isChecked() != on:
