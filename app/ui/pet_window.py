@@ -175,9 +175,14 @@ class PetWindow(QWidget):
         self.moved.emit()
 
     def closeEvent(self, event: QCloseEvent) -> None:
-        """Closed by the window system (Alt+F4): back to the full window, not quit."""
-        event.ignore()
-        self.full_window_requested.emit()
+        """Closed by the window system (Alt+F4): back to the full window, not quit. Any
+        other close is accepted: Qt 6's ``quit()`` asks every window first, and a refusal
+        here would keep the app running (Quit, Ctrl+Q, SIGTERM)."""
+        if event.spontaneous():
+            event.ignore()
+            self.full_window_requested.emit()
+            return
+        super().closeEvent(event)
 
     def event(self, event: QEvent) -> bool:
         if event.type() == QEvent.Type.ToolTip and isinstance(event, QHelpEvent):

@@ -287,3 +287,13 @@ def test_a_muted_pet_is_dimmed_only_where_it_is_drawn(window: MainWindow) -> Non
     muted_corner, dimmed = pixels()
     assert corner == muted_corner == 0  # the desktop around it stays clear
     assert dimmed < lit - 20
+
+
+
+def test_quitting_closes_the_pet(window: MainWindow) -> None:
+    """Qt 6's quit() closes every window first (a close that is not the window system's);
+    a pet that refused would keep the app running after Quit, Ctrl+Q or SIGTERM."""
+    window.pet.enter()
+    pet = _pet(window)
+    assert pet.close()
+    assert not pet.isVisible()
