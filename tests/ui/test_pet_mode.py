@@ -297,3 +297,14 @@ def test_quitting_closes_the_pet(window: MainWindow) -> None:
     pet = _pet(window)
     assert pet.close()
     assert not pet.isVisible()
+
+
+def test_ctrl_d_in_the_pet_brings_the_full_window_back(qtbot: QtBot, window: MainWindow) -> None:
+    window.activateWindow()
+    qtbot.keyClick(window.transcript, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    assert window.pet.active
+    pet = _pet(window)
+    pet.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is pet, timeout=2_000)
+    qtbot.keyClick(pet, Qt.Key.Key_D, Qt.KeyboardModifier.ControlModifier)
+    assert not window.pet.active and window.isVisible()
