@@ -10,6 +10,8 @@ or the breath / eye drift having moved a whole pixel since the last paint (about
 a second instead of 5, and none in the 0.2 s before a blink).
 The mouth follows PlaybackLevel through an attack/release smoother, so it opens quickly on
 a syllable and closes softly, instead of flickering with every 20 ms level.
+The timer stops while the widget is hidden (the full window behind the desktop pet, or in
+the tray): a face nobody sees needs no frames.
 """
 
 from __future__ import annotations
@@ -17,8 +19,8 @@ from __future__ import annotations
 import random
 import time
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QImage, QPainter, QPaintEvent, QPixmap
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QImage, QPainter, QPaintEvent, QPixmap, QShowEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.events import AssistantState
@@ -38,13 +40,19 @@ LEVEL_GAIN = 6.0
 
 
 class AvatarWidget(QWidget):
-    """Paints the persona's face in the assistant's current state."""
+    """Paints the persona's face in the assistant's current state. ``bare``: no card behind
+    the face (the desktop pet's, on a translucent window)."""
+
+    looks_changed = Signal()
+    """The state, style or picture changed (a second view, the desktop pet, follows it)."""
 
     def __init__(self, style: AvatarStyle | None = None, parent: QWidget | None = None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, bare: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("avatar")
         self.setMinimumSize(160, 160)
+        self._bare = bare
+        self._frozen = False
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self._style = style or AvatarStyle()
         self._colours = FaceColours.from_style(self._style)
@@ -86,15 +94,31 @@ class AvatarWidget(QWidget):
     def mouth(self) -> float:
         return self._mouth
 
+    @property
+    def message(self) -> str:
+        """The error shown under the face (empty unless the state is ERROR)."""
+        return self._message
+
     def set_avatar_style(self, style: AvatarStyle) -> None:
         self._style = style
         self._colours = FaceColours.from_style(style)
         self.update()
+        self.looks_changed.emit()
 
     def set_picture(self, picture: QPixmap | None) -> None:
         """A persona's picture (round) shown instead of the drawn face; None: the face."""
         self._picture = picture
         self.update()
+        self.looks_changed.emit()
+
+    def mirror(self, source: AvatarWidget) -> None:
+        """Show what ``source`` shows: its state, message, style and picture."""
+        if self._style != source.avatar_style:
+            self.set_avatar_style(source.avatar_style)
+        if self._picture is not source.picture:
+            self.set_picture(source.picture)
+        if (self._state, self._message) != (source.state, source.message):
+            self.set_state(source.state, source.message)
 
     @property
     def picture(self) -> QPixmap | None:
@@ -107,6 +131,7 @@ class AvatarWidget(QWidget):
             self._target_level = 0.0
         self._pace()
         self.update()
+        self.looks_changed.emit()
 
     def set_level(self, level: float) -> None:
         """Playback RMS from PlaybackLevel; drives the mouth while speaking."""
@@ -117,6 +142,7 @@ class AvatarWidget(QWidget):
 
     def freeze(self, t: float, blink: float = 0.0, mouth: float | None = None) -> None:
         """Stop animating at a fixed pose (screenshots and tests)."""
+        self._frozen = True
         self._timer.stop()
         self._t, self._blink = t, blink
         if mouth is not None:
@@ -177,16 +203,32 @@ class AvatarWidget(QWidget):
             return
         self._blink = 1.0 - abs(2.0 * phase - 1.0)
 
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._frozen and not self._timer.isActive():
+            self._timer.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._timer.stop()
+
+    @property
+    def animating(self) -> bool:
+        """Whether the frame timer runs (not while hidden or frozen)."""
+        return self._timer.isActive()
+
     def paintEvent(self, event: QPaintEvent) -> None:
         ratio = self.devicePixelRatioF()
         key = (self.width(), self.height(), ratio, self._colours)
-        if self._backdrop is None or self._head is None or self._backdrop_key != key:
-            self._backdrop = render_backdrop(self.width(), self.height(), self._colours, ratio)
+        if self._head is None or self._backdrop_key != key:
+            self._backdrop = None if self._bare else render_backdrop(
+                self.width(), self.height(), self._colours, ratio)
             self._head = render_head(min(self.width(), self.height()), self._colours, ratio)
             self._backdrop_key = key
         painter = QPainter(self)
         paint_face(painter, QRectF(self.rect()), self._colours, self.pose(),
-                   backdrop=self._backdrop, picture=self._picture, head=self._head)
+                   backdrop=self._backdrop, picture=self._picture, head=self._head,
+                   bare=self._bare)
         painter.end()
         size = min(self.width(), self.height())
         self._painted = (self._state, self._blink, self._mouth, breathing(size, self._t),
