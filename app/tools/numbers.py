@@ -10,12 +10,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
+ONES = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
          "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen",
          "eighteen", "nineteen")
 _TENS = ("_", "_", "twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty",
          "ninety")
-_WORDS: dict[str, int] = {w: i for i, w in enumerate(_ONES)} | {
+_WORDS: dict[str, int] = {w: i for i, w in enumerate(ONES)} | {
     w: 10 * i for i, w in enumerate(_TENS) if w != "_"} | {"a": 1, "an": 1, "couple": 2}
 _SCALES = {"hundred": 100, "thousand": 1000}
 _WORD = r"(?:" + "|".join(sorted([*_WORDS, *_SCALES], key=len, reverse=True)) + r")\b"
@@ -83,15 +83,15 @@ def en_words(n: int) -> str:
     if not 0 <= n < 10000:
         return str(n)
     if n < 20:
-        return _ONES[n]
+        return ONES[n]
     if n < 100:
-        return _TENS[n // 10] + ("-" + _ONES[n % 10] if n % 10 else "")
+        return _TENS[n // 10] + ("-" + ONES[n % 10] if n % 10 else "")
     if n < 1000:
         rest = n % 100
-        return _ONES[n // 100] + " hundred" + (" and " + en_words(rest) if rest else "")
+        return ONES[n // 100] + " hundred" + (" and " + en_words(rest) if rest else "")
     rest = n % 1000
     joiner = " and " if 0 < rest < 100 else " "
-    return _ONES[n // 1000] + " thousand" + (joiner + en_words(rest) if rest else "")
+    return ONES[n // 1000] + " thousand" + (joiner + en_words(rest) if rest else "")
 
 
 def cjk_numeral(n: int, chinese: bool = False) -> str:
