@@ -24,9 +24,9 @@ _BINARY: dict[type[ast.operator], Callable[[Fraction, Fraction], Fraction]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv, ast.FloorDiv: lambda a, b: Fraction(a // b), ast.Mod: operator.mod,
 }
-_SYMBOLS = str.maketrans({"\u00d7": "*", "\u00f7": "/", "\u2212": "-", "^": "**", "x": "*",
-                          "X": "*"})
-"""The multiplication, division and minus signs, a caret, and x as written for times."""
+_SYMBOLS = str.maketrans({"\u00d7": "*", "\u00f7": "/", "\u2212": "-", "^": "**"})
+"""The multiplication, division and minus signs, and a caret for a power."""
+_TIMES_X = re.compile(r"(?<=[\d)])\s*[xX]\s*(?=[\d(])")
 
 
 class CalculationError(ValueError):
@@ -35,7 +35,7 @@ class CalculationError(ValueError):
 
 def evaluate(expression: str) -> Fraction:
     """The exact value of ``expression``."""
-    text = expression.translate(_SYMBOLS).replace(",", "")
+    text = _TIMES_X.sub("*", expression.translate(_SYMBOLS)).replace(",", "")
     if len(text) > MAX_EXPRESSION_CHARS:
         raise CalculationError("the expression is too long")
     try:
@@ -106,7 +106,7 @@ _WORDS = [
     (r"\bplus\b|\band\b|足す|たす|加上|加", "+"),
     (r"\bminus\b|\btake\s+away\b|引く|ひく|减去|减", "-"),
     (r"\bto\s+the\s+power\s+of\b|\bto\s+the\b", "**"),
-    (r"\bsquared\b", "**2"), (r"\bcubed\b", "**3"),
+    (r"\bsquared\b", "** 2"), (r"\bcubed\b", "** 3"),
     (r"(?<=\d)\s*x\s*(?=\d)", "*"),
 ]
 _SPOKEN_OK = re.compile(r"[\d\s.+\-*/()%]+")

@@ -182,7 +182,8 @@ class _Reader:
             return text
         if char in "{[":
             return self._container(char)
-        for word, meaning in (("true", True), ("false", False), ("null", None)):
+        for word, meaning in (("true", True), ("false", False), ("null", None),
+                              ("None", None)):  # the template writes Python's None
             if self.text.startswith(word, self.at):
                 self.at += len(word)
                 return meaning
