@@ -27,6 +27,7 @@ from app.personas import Persona
 from app.personas.switch import persona_switch
 from app.personas.text import plain_text
 from app.storage.keeper import Keeper, attach
+from app.storage.tool_desk import attach_tools
 
 log = logging.getLogger(__name__)
 
@@ -89,8 +90,10 @@ def run_file(
     speaker = FileSpeaker(engines.tts.sample_rate, clock)
     echo_room = EchoRoom(speaker, room.delay_s, room.gain) if room else None
     mic = FileMicrophone(audio, clock, room=echo_room)
+    desk = None
     if keeper is not None:
         attach(keeper, pipeline, persona.id, persona.full_system_prompt(), new_conversation)
+        desk = attach_tools(pipeline, keeper.db)
     pipeline.start()
     _wait_until_warm(pipeline, stop)
     log.info("streaming %.1f s of input as the microphone", mic.duration)
@@ -101,6 +104,8 @@ def run_file(
     try:
         _wait_for_replies(pipeline, clock, mic.duration, max_wait_s, stop)
     finally:
+        if desk is not None:
+            desk.stop()
         mic.stop()
         speaker.stop()
         pipeline.stop()

@@ -29,6 +29,7 @@ from app.core.runtime.config import (
 from app.core.runtime.controller import Controller
 from app.core.runtime.idleness import IdleSignal
 from app.core.runtime.messages import (
+    Announce,
     Extract,
     LoadConversation,
     Say,
@@ -45,7 +46,7 @@ from app.core.stages import Responder, Transcriber
 from app.core.synthesizer import Synthesizer
 from app.core.telemetry import TelemetryEvent
 from app.core.turn import TurnMachine
-from app.core.turn_history import ContextProvider
+from app.core.turn_history import ContextProvider, ReplyScript
 from app.core.worker import LiveTurn
 
 __all__ = [
@@ -224,6 +225,17 @@ class VoicePipeline:
         it stops it, and it is not added to the conversation. Ignored while a turn is
         live; an empty text stops what is being said."""
         self.controller.post(Say(text))
+
+    def announce(self, text: str) -> None:
+        """Say something first (a timer that rang): queued until nobody is talking and
+        nothing plays, then spoken like a greeting; shown as a notice while muted."""
+        self.controller.post(Announce(text))
+
+    def set_reply_script(self, script: ReplyScript | None) -> None:
+        """Called on the controller thread before each reply with (turn id, the user's
+        words, the reply language): a text it returns is the reply, spoken and committed
+        as the model's would be (built-in tools); None asks the model."""
+        self.controller.history.script = script
 
     def type_request(self, text: str) -> None:
         """Words typed in the window (no microphone, a quiet office): answered aloud and

@@ -161,7 +161,9 @@ class Responder(Worker[ResponderJob]):
                 if attempt:
                     log.info("turn %d: nothing in character to say; asking again", turn_id)
                 gate = SentenceGate()
-                for piece in self.llm.stream(item.messages, cancelled, report):
+                pieces = (self.llm.stream(item.messages, cancelled, report)
+                          if item.scripted is None else iter((item.scripted,)))
+                for piece in pieces:
                     self.publish(TokenDelta(turn_id, piece, self.clock.now(), first=not reply))
                     reply.append(piece)
                     emit(gate.push(piece))

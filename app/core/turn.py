@@ -32,6 +32,7 @@ from app.core.events import (
 from app.core.held_audio import stream_end
 from app.core.turn_commands import (
     NOT_THE_USER,
+    USER_RESUMED,
     CancelTurn,
     Command,
     Publish,
@@ -147,7 +148,7 @@ class TurnMachine(TurnState):
 
     def _on_resume(self, event: SpeechResumed) -> list[Command]:
         if self._active and not self._active.confirmed:
-            return self.cancel_live(event.at, "user resumed")
+            return self.cancel_live(event.at, USER_RESUMED)
         return []
 
     def _on_end_of_turn(self, event: UtteranceEnded) -> list[Command]:

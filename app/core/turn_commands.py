@@ -38,6 +38,9 @@ class Respond:
     messages: list[ChatMessage]
     language: str | None = None
     """The language to answer in (the pipeline fills it from what was heard)."""
+    scripted: str | None = None
+    """The reply decided before the model was asked (a built-in tool's answer): spoken
+    and committed like the model's would be, without asking it."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,8 @@ Command = (
 
 
 REOPENED = "reopened: the user went on"
+USER_RESUMED = "user resumed"
+"""A speculative turn dropped because the user spoke on before it was confirmed."""
 """``TurnCancelled.reason`` of a turn whose words were carried into the next one."""
 NOT_THE_USER = "not the user: echo, noise or a backchannel"
 """``TurnCancelled.reason`` of speech over the assistant whose words were not a request."""

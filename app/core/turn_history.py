@@ -22,6 +22,9 @@ log = logging.getLogger(__name__)
 
 ContextProvider = Callable[[object, str], str]
 """``(conversation key, user text) -> note`` put before the user's words (memories)."""
+ReplyScript = Callable[[int, str, str], str | None]
+"""``(turn id, user text, reply language) -> reply`` for requests answered without the
+model (built-in tools), or None to ask the model."""
 
 KEPT_TURNS = 256
 """How many recent turns' conversation keys and heard languages are remembered."""
@@ -34,6 +37,7 @@ class TurnHistory:
         self.key = key
         """Whose conversation this is (the app's persona and conversation id)."""
         self.context: ContextProvider | None = None
+        self.script: ReplyScript | None = None
         self.languages: tuple[str, ...] = ("en",)
         """The persona's languages, main one first."""
         self._awaiting: dict[int, tuple[str, Conversation]] = {}
@@ -80,6 +84,16 @@ class TurnHistory:
         if len(self.languages) > 1:  # auto mode: say which language to answer in, per turn
             messages = with_memories(messages, reply_language_note(language))
         return messages, language
+
+    def scripted_reply(self, turn_id: int, messages: list[ChatMessage],
+                       language: str) -> str | None:
+        if self.script is None or not messages:
+            return None
+        try:
+            return self.script(turn_id, messages[-1].content, language)
+        except Exception:  # a tool that broke: the model answers instead
+            log.exception("reply script failed")
+            return None
 
     def _with_context(self, turn_id: int, messages: list[ChatMessage]) -> list[ChatMessage]:
         if self.context is None or not messages:

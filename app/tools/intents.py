@@ -29,6 +29,8 @@ _POLITE = (r"(?:(?:please|can you|could you|would you|will you|would you mind|i 
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
 _TIMER_WORD = r"(?:timer|countdown)"
 _LABEL = r"(?:(?P<label>[a-z]+)\s+)?"
+_TAIL_LABEL = re.compile(
+    r"\s+(?:for|called|named)\s+(?:the\s+|my\s+)?(?P<name>[a-z]+(?: [a-z]+)?)$")
 _NOT_LABELS = {"a", "an", "the", "new", "my", "me", "one", "another", "kitchen"}
 
 _TIMER = [
@@ -118,8 +120,11 @@ def _timer(text: str, now: datetime) -> ToolCall | None:
         if not match:
             continue
         said, label = match.group("dur"), match.groupdict().get("label") or ""
-        # "a 5 minute timer": the word before "timer" may be the duration's, not a name
-        for dur, name in ((said, label), (f"{said} {label}", "")):
+        # "a 5 minute timer": the word before "timer" may be the duration's, not a name;
+        # "for ten minutes for the pasta": a name after it
+        tail = _TAIL_LABEL.search(said)
+        named = [(said[:tail.start()], tail.group("name"))] if tail and not label else []
+        for dur, name in ((said, label), (f"{said} {label}", ""), *named):
             seconds = en_duration(dur.removesuffix(" long"))
             if seconds is None or seconds < 1:
                 continue

@@ -27,6 +27,7 @@ from app.engines import (
 from app.personas.model import Persona
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings, pipeline_config
+from app.storage.tool_desk import ToolDesk, attach_tools
 from app.ui.tasks import BackgroundTask, Report
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,7 @@ class Running:
     """The adapter's DeviceAudio (typed loosely: only start/stop are used)."""
     persona_id: str
     """The persona whose prompt the pipeline was built with."""
+    tools: ToolDesk | None = None
 
 
 def audio_disabled() -> bool:
@@ -62,6 +64,8 @@ def stop_running(running: Running | None) -> None:
             running.devices.stop()
         except Exception:
             log.exception("closing audio devices failed")
+    if running.tools is not None:
+        running.tools.stop()
     running.pipeline.stop()
 
 
@@ -154,10 +158,11 @@ class Session(QObject):
         if self.keeper is not None:  # the window loads the conversation on ready
             pipeline.add_observer(self.keeper.observer(pipeline))
             pipeline.set_context_provider(self.keeper.context)
+        tools = attach_tools(pipeline, self.keeper.db) if self.keeper is not None else None
         pipeline.start()
         pipeline.set_muted(settings.muted)
         devices = None if audio_disabled() else self._open_devices(settings, pipeline, report)
-        return Running(pipeline, devices, persona.id)
+        return Running(pipeline, devices, persona.id, tools)
 
     def _warm(self, engines: Engines, persona: Persona) -> None:
         """Warm every engine. A language model server that is down or refusing is not

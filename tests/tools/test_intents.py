@@ -37,6 +37,10 @@ def test_a_named_timer() -> None:
         "set_timer", {"seconds": 600, "label": "pasta"}, "en")
     assert _call("set a 10 minute pasta timer") == (
         "set_timer", {"seconds": 600, "label": "pasta"}, "en")
+    assert _call("set a timer for ten minutes for the pasta") == (
+        "set_timer", {"seconds": 600, "label": "pasta"}, "en")
+    assert _call("start a timer for three minutes called soft eggs") == (
+        "set_timer", {"seconds": 180, "label": "soft eggs"}, "en")
 
 
 @pytest.mark.parametrize(("text", "arguments"), [

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import queue
+from collections import deque
 from collections.abc import Callable
 from typing import assert_never
 
@@ -21,6 +22,7 @@ from app.core.languages import base_language
 from app.core.ports import BudgetsPrompt, LanguageModel
 from app.core.runtime.config import MonotonicClock, PipelineConfig
 from app.core.runtime.messages import (
+    Announce,
     ControlMessage,
     Extract,
     LoadConversation,
@@ -34,6 +36,7 @@ from app.core.runtime.router import JobRouter
 from app.core.runtime.telemetry_hub import TelemetryHub
 from app.core.runtime.wiring import Stages
 from app.core.stage_jobs import ExtractJob, SetLanguages, SetReplyOptions, SetVoice, WarmJob
+from app.core.telemetry import EngineNotice
 from app.core.turn import TurnMachine
 from app.core.turn_commands import (
     CancelTurn,
@@ -48,6 +51,7 @@ from app.core.turn_commands import (
 from app.core.turn_end import EndOfTurnJudge
 from app.core.turn_history import TurnHistory
 from app.core.turn_opening import TurnOpener
+from app.core.turn_phase import Phase
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +66,9 @@ def history_budget(llm: LanguageModel, system_prompt: str) -> int:
         return Conversation.max_history_chars
     return history_budget_chars(tokens, system_prompt)
 
+
+ANNOUNCE_POLL_S = 0.25
+"""How often a waiting announcement looks for a quiet moment."""
 
 class Controller:
     """Runs the turn machine on its own thread and carries out what it decides."""
@@ -89,6 +96,8 @@ class Controller:
             end_of_turn=EndOfTurnJudge(config.words_end_turns),
         )
         self.announcer = Announcer(stages.live, stages.playback, router.send, clock)
+        self.announcements: deque[str] = deque()
+        """What the companion will say first, once it is quiet (``Announce``)."""
         self.acknowledger = Acknowledger(stages.playback, stages.live.is_live, self._observe)
         self._handling = False
         self.on_settled: Callable[[], None] = lambda: None
@@ -130,7 +139,8 @@ class Controller:
 
     def wait_s(self, now: float) -> float | None:
         """Seconds until the nearest deadline (None: none is set)."""
-        waits = [self.acknowledger.wait_s(now)]
+        waits = [self.acknowledger.wait_s(now),
+                 ANNOUNCE_POLL_S if self.announcements else None]
         deadline = self.machine.next_deadline()
         if deadline is not None:
             waits.append(max(0.0, deadline - now))
@@ -140,6 +150,18 @@ class Controller:
         """Every deadline: the barge-in confirmation and the late-answer acknowledgement."""
         self.execute(self.machine.tick(now))
         self.acknowledger.tick(now)
+        self._announce_when_quiet()
+
+    def _announce_when_quiet(self) -> None:
+        """The companion speaks first only into silence: no turn, no voice, nothing
+        playing; muted, it shows what it would have said."""
+        if not self.announcements or self.announcer.current is not None:
+            return
+        phase = self.machine.phase
+        if phase is Phase.MUTED:
+            self.telemetry.post(EngineNotice(self.announcements.popleft(), self.clock.now()))
+        elif phase is Phase.IDLE and self.stages.playback.idle():
+            self.announcer.say(self.announcements.popleft())
 
     def handle(self, message: ControlMessage) -> None:
         now = self.clock.now()
@@ -149,6 +171,8 @@ class Controller:
             case Say(text=text):
                 if self.machine.live_turn_id is None or not text:
                     self.announcer.say(text)
+            case Announce(text=text):
+                self.announcements.append(text)
             case TypedRequest(text=text):
                 self.stages.live.activity += 1  # background LLM work stops for the user
                 self.announcer.say("")  # a greeting still going stops for the request
@@ -248,5 +272,7 @@ class Controller:
         self.router.send(command)
 
     def _respond(self, command: Respond) -> None:
+        scripted = self.history.scripted_reply(
+            command.turn_id, command.messages, self.history.reply_language(command.turn_id))
         messages, language = self.history.prompt(command.turn_id, command.messages)
-        self.router.send(Respond(command.turn_id, messages, language))
+        self.router.send(Respond(command.turn_id, messages, language, scripted))

@@ -25,6 +25,14 @@ class Say:
 
 
 @dataclass(frozen=True)
+class Announce:
+    """Something the companion says first (a timer that rang): spoken once nobody is
+    talking and nothing plays, in order; while muted it is shown as a notice instead."""
+
+    text: str
+
+
+@dataclass(frozen=True)
 class TypedRequest:
     """Words the user typed instead of saying them: a turn like a spoken one."""
 
@@ -78,6 +86,6 @@ class Shutdown:
     """The controller's loop returns."""
 
 
-ControlCommand = (SetMuted | Say | TypedRequest | LoadConversation | UsePersona | Extract
-                  | Shutdown)
+ControlCommand = (SetMuted | Say | Announce | TypedRequest | LoadConversation | UsePersona
+                  | Extract | Shutdown)
 ControlMessage = ControlCommand | PipelineEvent
