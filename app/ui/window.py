@@ -152,6 +152,7 @@ class MainWindow(QMainWindow):
         body.setSpacing(16)
         stage, stage_layout = card(margins=14)
         self.avatar = AvatarWidget(self.persona.avatar)
+        self.avatar.set_resting(self.persona.expression.resting)
         stage_layout.addWidget(self.avatar, 1)
         self.hud = LatencyHud()
         stage_layout.addWidget(self.hud)
@@ -280,6 +281,7 @@ class MainWindow(QMainWindow):
         """Switch conversation, voice and face at once; the prefix is warmed in the background."""
         self.persona = persona
         self.avatar.set_avatar_style(persona.avatar)
+        self.avatar.set_resting(persona.expression.resting)
         self.avatar.set_picture(load_picture(self.library.image_path(persona), 512))
         self.title.setText(persona.name)
         if self.conversations is not None:  # the persona's own conversation, resumed
