@@ -8,6 +8,7 @@ Each expression is rendered to tests/ui/screenshots/expression-*.png for review;
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,10 @@ from pytestqt.qtbot import QtBot
 from app.core.emotion import Emotion
 from app.core.events import AssistantState, SpeechPaused, StateChanged
 from app.core.telemetry import ExpressionCue
+from app.personas.expression import ExpressionSettings
 from app.personas.loader import PersonaLibrary
+from app.personas.model import Persona
+from app.personas.writer import persona_to_toml
 from app.ui.avatar import CALM_FRAME_MS, FRAME_MS, AvatarWidget
 from app.ui.face_expression import BLEND_S, EXPRESSIONS, NEUTRAL, NOD_GAP_S, NOD_S
 from app.ui.window import MainWindow
@@ -166,3 +170,23 @@ def test_the_window_cues_the_face_from_the_pipeline(
     avatar.freeze(5.0)
     expected = EXPRESSIONS[emotion or window.persona.expression.resting]
     assert avatar.expression == expected
+
+
+def test_the_editor_sets_the_resting_face_and_the_tags(qtbot: QtBot, window: MainWindow) -> None:
+    editor = window.persona_actions.new()
+    qtbot.waitExposed(editor)
+    editor.name.setText("Mika")
+    editor.prompt.setPlainText("You are Mika, a baker.")
+    assert editor.collect().expression == ExpressionSettings()  # neutral, tags asked for
+    editor.face_rows.resting.setCurrentIndex(list(Emotion).index(Emotion.SMUG))
+    editor.face_rows.feelings.setChecked(False)
+    persona = editor.collect()
+    assert persona.expression == ExpressionSettings(resting=Emotion.SMUG, tags=False)
+    assert "[happy]" not in persona.full_system_prompt()  # no tags asked for
+    assert "[happy]" in window.persona.full_system_prompt()
+    assert persona_from_toml(persona_to_toml(persona)) == persona
+    editor.done(0)  # reject() would ask about the changes
+
+
+def persona_from_toml(text: str) -> Persona:
+    return Persona.model_validate(tomllib.loads(text))
