@@ -70,10 +70,13 @@ def _converse(engines: Engines, persona: Persona, requests: Sequence[str],
     try:
         if history:
             pipeline.load_conversation(persona.full_system_prompt(), history)
-        for n, request in enumerate(requests, start=1):
+        def committed() -> int:
+            return sum(isinstance(e, TurnCommitted) for e in events)
+
+        for request in requests:
+            before = committed()
             pipeline.type_request(request)
-            _wait(lambda n=n: sum(isinstance(e, TurnCommitted) for e in events) >= n,  # type: ignore[misc]
-                  pipeline, timeout)
+            _wait(lambda: committed() > before, pipeline, timeout)  # noqa: B023
         _wait(pipeline.is_idle, pipeline, timeout)
     finally:
         pipeline.stop()
