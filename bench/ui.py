@@ -20,6 +20,10 @@ busy neighbour makes every thread's wake-ups dearer.
   stall over the run, after the engines were ready, and during turns (from the user's
   first word until the assistant is idle again).
 
+``--pet`` measures the same in desktop-pet mode: each launch's fresh config folder gets a
+settings file saying the app was left as the pet (so it also starts as one, through the
+path a user's settings take), and the full window stays hidden.
+
 The live part needs pulseaudio, pactl, paplay, espeak-ng, and Xvfb when there is no
 DISPLAY; it is skipped, with the reason in the report, when something is missing.
 """
@@ -99,6 +103,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=300.0,
         help="seconds allowed for each launch's engines, and each reply",
+    )
+    parser.add_argument(
+        "--pet",
+        action="store_true",
+        help="launch as the desktop pet (only the character) instead of the full window",
     )
     parser.add_argument("--check", action="store_true", help="exit 1 when a target is missed")
     parser.add_argument("--json", type=Path, help="write the full report here")
@@ -237,6 +246,15 @@ class _Environment:
             self._xvfb = None
 
 
+def write_view_settings(folder: Path, pet: bool) -> None:
+    """``--pet``: a settings file in the launch's config folder saying the app was left as
+    the desktop pet. Without it there is no file, as on a first launch."""
+    if pet:
+        config = folder / "config"
+        config.mkdir(parents=True, exist_ok=True)
+        (config / "settings.json").write_text(json.dumps({"version": 1, "pet_mode": True}))
+
+
 def _app_command(fake: bool, verbose: bool) -> list[str]:
     command = [sys.executable, "-m", "app"]
     if verbose:
@@ -348,6 +366,8 @@ def live_launch(env: _Environment, args: argparse.Namespace, folder: Path) -> di
                 f"engines/devices not up after {args.timeout:.0f} s:\n{_read(log_path)[-3000:]}"
             )
         result["devices_open_s"] = round(time.monotonic() - launched, 3)
+        if args.pet and not logged(r"desktop pet shown"):
+            raise RuntimeError("--pet: the app did not show the desktop pet")
         noise = None
         if args.room_noise is not None:  # under the settle time too: the level meter moves
             seconds = args.settle_seconds + args.idle_seconds + 5
@@ -459,6 +479,7 @@ def format_report(report: dict[str, Any]) -> str:
     lines = [
         f"Hanasu UI benchmark on {report['machine']}",
         f"  engines: {report['engines']}; display: {report['display']}; audio: {report['audio']}",
+        f"  view: {report.get('view', 'full window')}",
         f"  window visible (first paint, from before Popen): "
         f"{_fmt(report.get('window_visible_s'), 's')}",
         f"  window.show() returned:                          "
@@ -522,6 +543,7 @@ def main(args: argparse.Namespace) -> int:
             for index in range(max(0, args.launches)):
                 folder = Path(tmp) / f"launch{index}"
                 folder.mkdir()
+                write_view_settings(folder, args.pet)
                 row = startup_launch(env, args.fake_engines, folder, args.timeout)
                 rows.append(row)
                 visible = row.get("window_visible_s")
@@ -535,11 +557,13 @@ def main(args: argparse.Namespace) -> int:
             if not args.no_live:
                 folder = Path(tmp) / "live"
                 folder.mkdir()
+                write_view_settings(folder, args.pet)
                 live = live_launch(env, args, folder)
     finally:
         env.stop()
     engines = "fake" if args.fake_engines else "real (default models; fresh config/data/log dirs)"
-    notes = {"engines": engines, "display": env.display_note, "audio": env.audio_note}
+    notes = {"engines": engines, "display": env.display_note, "audio": env.audio_note,
+             "view": "desktop pet" if args.pet else "full window"}
     report = build_report(rows, live, notes)
     print(format_report(report), flush=True)
     if args.json:

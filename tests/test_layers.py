@@ -14,6 +14,9 @@ it must not make, anywhere in a module (top level, functions, TYPE_CHECKING bloc
   function, and answers None (one line, exit 2) where it is absent. Any other import of
   bench from app, at any level, breaks the contract.
 - app/ui does not import app/cli (the command line sits above the window, not below it).
+- app/tools (the tool layer: declarations, call formats, rule-based requests, built-in
+  tools) imports the standard library only, no other app layer: app/core may use its types
+  for the reply stream, and app/storage implements its ports (reminders, notes).
 """
 
 from __future__ import annotations
@@ -30,6 +33,8 @@ LAYERS: dict[str, tuple[str, ...]] = {
     "app/core": (*HEAVY, *OUTER, "app.storage", "app.personas", "app.models"),
     "app/personas": (*HEAVY, *OUTER),
     "app/storage": (*HEAVY, *OUTER),
+    "app/tools": (*HEAVY, *OUTER, "app.core", "app.storage", "app.personas", "app.models",
+                  "app.paths", "app.privacy", "app.gpu"),
     "app": ("bench", "tests"),
     "app/ui": ("app.cli",),
 }

@@ -22,7 +22,7 @@ HEAVY = {
     "soxr",
     "huggingface_hub",
 }
-PURE_PACKAGES = ["app/core", "app/personas", "app/storage"]
+PURE_PACKAGES = ["app/core", "app/personas", "app/storage", "app/tools"]
 
 
 def test_mypy_strict_passes() -> None:

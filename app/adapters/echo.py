@@ -145,8 +145,9 @@ class WebRtcEchoCanceller:
         data = _as_float32(played)
         if data.size == 0:
             return
-        if self.bypassed:  # AEC3 saw no frames meanwhile: nothing to pad
+        if self.bypassed:  # AEC3 saw no frames meanwhile: nothing to pad or carry over
             self._render_frames = self._capture_frames
+            self._render_rest = np.zeros(0, dtype=np.float32)
         self._idle_frames = 0
         if self._render_rest.size:
             data = np.concatenate([self._render_rest, data])

@@ -2,23 +2,28 @@
 
 ``FileMicrophone`` releases the input block by block at the pace of the wall clock (a
 block becomes available once it has been "recorded"), then keeps feeding silence.
-``FileSpeaker`` pulls from the playback queue as a device would, so sample k of the
-recording is what was playing k/sr seconds after the start. (It does not read the app's
-output ring yet: through the ring's 40 ms lead the echo canceller let a simulated
-loudspeaker's echo through in some runs, see docs/architecture.md.)
+``FileSpeaker`` reads the pipeline's output ring (``VoicePipeline.device_output``) at the
+pace of the wall clock, one 10 ms block ahead, exactly as a device callback does: sample k
+of the recording is what was playing k/sr seconds after the start, through the same
+feeder and ring the app's speaker uses, so ``run`` and ``bench`` measure what users hear.
 """
 
 from __future__ import annotations
 
 import errno
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from app.adapters.resample import resample, to_mono_float32
 from app.core.events import FloatAudio
-from app.core.ports import PIPELINE_SAMPLE_RATE, Clock, PullAudio, PushAudio
+from app.core.ports import PIPELINE_SAMPLE_RATE, Clock, PushAudio
+
+ReadInto = Callable[[FloatAudio, float], int]
+"""A device callback's source: fills the array it is given, told when its first sample is
+heard (``OutputRing.read_into``)."""
 
 
 class AudioFileError(ValueError):
@@ -164,28 +169,28 @@ class FileSpeaker:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def start(self, pull: PullAudio) -> None:
+    def start(self, read_into: ReadInto) -> None:
         self._thread = threading.Thread(
-            target=self._run, args=(pull,), name="file-spk", daemon=True
+            target=self._run, args=(read_into,), name="file-spk", daemon=True
         )
         self._thread.start()
 
-    def _run(self, pull: PullAudio) -> None:
+    def _run(self, read_into: ReadInto) -> None:
         while not self._stop.wait(self.tick_s):
-            self._catch_up(pull)
-        self._catch_up(pull)
+            self._catch_up(read_into)
+        self._catch_up(read_into)
 
-    def _catch_up(self, pull: PullAudio) -> None:
+    def _catch_up(self, read_into: ReadInto) -> None:
         due = int(
             (self.clock.now() + self.tick_s) * self.sample_rate
         )  # one block ahead, as a device buffer
         if due > self._written:
-            block = pull(due - self._written, self._written / self.sample_rate)
             if due > self._track.size:
                 grown = np.zeros(max(due, 2 * self._track.size), dtype=np.float32)
                 grown[: self._written] = self._track[: self._written]
                 self._track = grown
-            self._track[self._written : due] = block
+            # silence where nothing is ready; sample k of the track is heard at k / rate
+            read_into(self._track[self._written : due], self._written / self.sample_rate)
             self._written = due
 
     def stop(self) -> None:

@@ -95,7 +95,8 @@ def run_file(
     _wait_until_warm(pipeline, stop)
     log.info("streaming %.1f s of input as the microphone", mic.duration)
     clock.start()
-    speaker.start(pipeline.pull_audio)
+    # the app's own output path: the feeder keeps the ring filled, the speaker only copies
+    speaker.start(pipeline.device_output(engines.tts.sample_rate // 100).read_into)
     mic.start(pipeline.push_audio)
     try:
         _wait_for_replies(pipeline, clock, mic.duration, max_wait_s, stop)

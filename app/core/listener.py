@@ -1,9 +1,9 @@
 """The listener stage: echo cancellation, VAD framing and endpointing, in arrival order.
 
 The capture callback only copies into ``mic`` (an ``InputRing``), read here at every
-wake-up; copies of what the speaker played (the echo canceller's reference, posted ahead of
-their playing) come through the inbox. Handling both on this one thread keeps the
-canceller's reference ahead of the capture it will be heard in.
+wake-up; the speaker's copies of what it played (the echo canceller's reference, stamped
+with when they play) go into ``played``, read before each capture block, and the canceller
+gets them by time (``echo_alignment``).
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import logging
 import numpy as np
 
 from app.core.barge_in import BargeInConfig, BargeInPolicy
+from app.core.echo_alignment import TimedEchoCanceller
 from app.core.endpointing import Endpointer
 from app.core.events import (
     EndOfTurnScore,
@@ -26,13 +27,7 @@ from app.core.events import (
 from app.core.input_guard import NonFiniteGuard
 from app.core.input_ring import InputRing
 from app.core.level_meter import LevelThrottle
-from app.core.listener_jobs import (
-    ListenerJob,
-    MicBlock,
-    PlayedBlock,
-    SetListening,
-    to_pipeline_rate,
-)
+from app.core.listener_jobs import ListenerJob, MicBlock, SetListening
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
     PIPELINE_SAMPLE_RATE,
@@ -83,6 +78,8 @@ class Listener(Worker[ListenerJob]):
         self.endpointer = endpointer
         self.playback = playback
         self.echo = echo
+        self.echo_in = None if echo is None else TimedEchoCanceller(echo, playback.sample_rate)
+        """The canceller fed by time; its ``played`` ring takes the speaker's copies."""
         self.turn_detector = turn_detector
         self.complete_threshold = complete_threshold
         self.defer_to_transcript = defer_to_transcript
@@ -146,9 +143,6 @@ class Listener(Worker[ListenerJob]):
             case MicBlock():
                 self._map_clock(item)
                 self._captured(item.samples)
-            case PlayedBlock():
-                if self.echo is not None:
-                    self.echo.add_reference(to_pipeline_rate(item.samples, item.sample_rate))
             case SetListening():
                 self.muted = item.muted
                 self.endpointer.reset()
@@ -158,10 +152,11 @@ class Listener(Worker[ListenerJob]):
                 self._apply_end_of_turn(item)
 
     def _captured(self, samples: FloatAudio) -> None:
+        recorded_from = self.clock.recorded_at(self._guard.received / PIPELINE_SAMPLE_RATE)
         samples = self._guard.clean(samples)
-        if self.echo is not None:
+        if self.echo_in is not None:
             self._raw_pending = np.concatenate([self._raw_pending, samples])
-            samples = self.echo.process(samples)
+            samples = self.echo_in.process(samples, recorded_from)
         self._pending = np.concatenate([self._pending, samples.astype(np.float32, copy=False)])
         size = self.vad.frame_size
         while self._pending.size >= size:

@@ -1,5 +1,5 @@
-"""What the listener's inbox takes: microphone blocks (from the input callback), copies of
-what the speaker played (the echo canceller's reference), mute, and end-of-turn calls."""
+"""What the listener's inbox takes: microphone blocks (tests; the capture callback writes a
+ring), mute, and end-of-turn calls."""
 
 from __future__ import annotations
 
@@ -21,12 +21,6 @@ class MicBlock:
 
 
 @dataclass(frozen=True)
-class PlayedBlock:
-    samples: FloatAudio
-    sample_rate: int
-
-
-@dataclass(frozen=True)
 class SetListening:
     muted: bool
 
@@ -40,4 +34,4 @@ def to_pipeline_rate(samples: FloatAudio, rate: int) -> FloatAudio:
     return np.interp(positions, np.arange(samples.size), samples).astype(np.float32)
 
 
-ListenerJob = MicBlock | PlayedBlock | SetListening | JudgeEndOfTurn
+ListenerJob = MicBlock | SetListening | JudgeEndOfTurn

@@ -28,8 +28,13 @@ IDLE_WAIT_S = 0.5
 class OutputRing:
     """Single-producer, single-consumer ring of float32 samples."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, sample_rate: int) -> None:
         self._buffer = np.zeros(capacity, dtype=np.float32)
+        self._rate = sample_rate
+        self.heard_origin: float | None = None
+        """When sample 0 would have been heard, from the reader's last word on when it
+        plays (``read_into(out, plays_at)``): sample i is heard at origin + i / rate, until
+        the ring runs dry again. One float, so the writer never reads half an update."""
         self._capacity = capacity
         self._written = 0
         """Samples written so far (the feeder's counter)."""
@@ -62,9 +67,20 @@ class OutputRing:
         self._written += count  # published after the samples are in place
         return count
 
-    def read_into(self, out: FloatAudio) -> int:
-        """Callback side: copy into ``out`` (silence where nothing is ready). No lock, no
-        allocation beyond slice views, no events."""
+    def heard_at(self, index: int) -> float | None:
+        """When sample ``index`` (counted from the first written) will be heard, if no
+        shortfall comes first; None when the reader never said when it plays."""
+        origin = self.heard_origin
+        return None if origin is None else origin + index / self._rate
+
+    @property
+    def written(self) -> int:
+        return self._written
+
+    def read_into(self, out: FloatAudio, plays_at: float | None = None) -> int:
+        """Callback side: copy into ``out`` (silence where nothing is ready); ``plays_at``
+        is when ``out[0]`` is heard, if the reader knows. No lock, no allocation beyond
+        slice views, no events."""
         wanted = int(out.shape[0])
         count = min(wanted, self._written - self._read)
         start = self._read % self._capacity
@@ -75,6 +91,8 @@ class OutputRing:
             out[count:] = 0.0
             self.starved += 1
         self._read += count
+        if plays_at is not None:
+            self.heard_origin = plays_at + (wanted - self._read) / self._rate
         return count
 
 
@@ -92,7 +110,7 @@ class OutputFeeder:
         has_work: Callable[[], bool] = lambda: True,
         wake: threading.Event | None = None,
     ) -> None:
-        self.ring = OutputRing(block * (lead_blocks + 8))
+        self.ring = OutputRing(block * (lead_blocks + 8), sample_rate)
         self._pull = pull
         self._now = now
         self._rate = sample_rate
@@ -104,6 +122,8 @@ class OutputFeeder:
         (the callback plays silence meanwhile), so an idle app does not tick 200 times a
         second."""
         self._stop = threading.Event()
+        self._next_heard: float | None = None
+        """When the sample after the last one written is heard, if the ring never ran dry."""
         self.idle_waits = 0
         """Times the feeder went to sleep for want of audio (tests, diagnostics)."""
         self._thread = threading.Thread(target=self._run, name="speaker-feed", daemon=True)
@@ -118,10 +138,20 @@ class OutputFeeder:
             self._thread.join(2)
 
     def top_up(self) -> None:
-        """Fill the ring to the lead; each block is stamped with when it will be heard."""
+        """Fill the ring to the lead; each block is stamped with when it will be heard:
+        right after the block before it while the ring has not run dry, else by the
+        reader's word on when it plays (or, from a reader that gives none, by now)."""
         while self.ring.buffered() < self._lead:
-            plays_at = self._now() + self.ring.buffered() / self._rate
-            self.ring.write(self._pull(self._block, plays_at))
+            follows = self._next_heard if self.ring.buffered() > 0 else None
+            plays_at = self._heard_after_dry_spell() if follows is None else follows
+            block = self._pull(self._block, plays_at)
+            self.ring.write(block)
+            self._next_heard = plays_at + block.size / self._rate
+
+    def _heard_after_dry_spell(self) -> float:
+        now = self._now()
+        heard = self.ring.heard_at(self.ring.written)
+        return now if heard is None else max(heard, now)
 
     def _refill(self) -> None:
         """Leaving an idle spell: tell the reader (its device may be paused)."""

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from app.core.acknowledgement import Acknowledger
 from app.core.events import FloatAudio, PipelineEvent
 from app.core.listener import Listener
-from app.core.listener_jobs import PlayedBlock, SetListening
+from app.core.listener_jobs import SetListening
 from app.core.metrics import TimelineRecorder
 from app.core.output_ring import OutputFeeder, OutputRing
 from app.core.playback import PlaybackQueue
@@ -204,8 +204,9 @@ class VoicePipeline:
         playback = self.stages.playback
         at = self.clock.now() if plays_at is None else plays_at
         played = playback.pull(frames, at)
-        if self.echo is not None and playback.speaking:  # the canceller pads silence
-            self.stages.listener.inbox.put_nowait(PlayedBlock(played, playback.sample_rate))
+        echo_in = self.stages.listener.echo_in
+        if echo_in is not None and playback.speaking:  # the canceller pads silence
+            echo_in.played.write(played, at + played.size / playback.sample_rate)
         return played
 
     # ---- control from other threads: each posts one message -------------------------

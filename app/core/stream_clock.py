@@ -49,6 +49,11 @@ class StreamClock:
         """A time on the input stream, on the pipeline clock."""
         return stream_s + (self._offset or 0.0)
 
+    def recorded_at(self, raw_stream_s: float) -> float:
+        """When the microphone recorded the sample ``raw_stream_s`` into its stream (before
+        the canceller's delay), on the pipeline clock."""
+        return raw_stream_s + (self._offset or 0.0) + self.output_delay_s
+
     def stamp(self, event: PipelineEvent, score_follows: bool) -> PipelineEvent:
         """The endpointer's event (stream times) on the pipeline clock; a pause also says
         whether an end-of-turn score follows, and keeps where its audio ends on the stream."""

@@ -36,7 +36,7 @@ from app.storage.private import create_private_file, private_dir, private_file
 log = logging.getLogger(__name__)
 
 DB_FILE = "hanasu.db"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 MAX_DB_BYTES = 2 * 1024**3
 """Years of daily conversation are tens of MB; a file over 2 GiB is not ours to open."""
 BUSY_TIMEOUT_S = 5.0
@@ -105,9 +105,46 @@ def _v2(db: sqlite3.Connection) -> None:
         )
 
 
-_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v1, 1: _v2}
+def _v3(db: sqlite3.Connection) -> None:
+    """Timers and reminders (rung or cancelled ones stay, marked), and the user's notes."""
+    db.execute(
+        "CREATE TABLE reminders ("
+        " id INTEGER PRIMARY KEY,"
+        " kind TEXT NOT NULL CHECK (kind IN ('timer', 'reminder')),"
+        " label TEXT NOT NULL,"
+        " due_at REAL NOT NULL,"
+        " created_at REAL NOT NULL,"
+        " duration_s REAL,"
+        " language TEXT NOT NULL DEFAULT 'en',"
+        " state TEXT NOT NULL DEFAULT 'pending'"
+        "  CHECK (state IN ('pending', 'fired', 'cancelled')),"
+        " changed_at REAL)"
+    )
+    db.execute("CREATE INDEX reminders_due ON reminders(state, due_at)")
+    db.execute(
+        "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL,"
+        " created_at REAL NOT NULL)"
+    )
+    if fts5_available(db):
+        db.execute(
+            "CREATE VIRTUAL TABLE notes_fts USING fts5("
+            " text, content='notes', content_rowid='id', tokenize='porter unicode61')"
+        )
+        db.execute(
+            "CREATE TRIGGER notes_ai AFTER INSERT ON notes BEGIN"
+            " INSERT INTO notes_fts(rowid, text) VALUES (new.id, new.text); END"
+        )
+        db.execute(
+            "CREATE TRIGGER notes_ad AFTER DELETE ON notes BEGIN"
+            " INSERT INTO notes_fts(notes_fts, rowid, text)"
+            " VALUES ('delete', old.id, old.text); END"
+        )
+
+
+_MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {0: _v1, 1: _v2, 2: _v3}
 """``_MIGRATIONS[n]`` takes a version-``n`` database to version ``n + 1``."""
-_TABLES = {1: ("conversations", "exchanges", "current_conversation"), 2: ("memories",)}
+_TABLES = {1: ("conversations", "exchanges", "current_conversation"), 2: ("memories",),
+           3: ("reminders", "notes")}
 """The tables each version adds: a file without them is not a Hanasu database."""
 
 
@@ -121,9 +158,10 @@ def fts5_available(db: sqlite3.Connection) -> bool:
     return True
 
 
-def has_fts(db: sqlite3.Connection) -> bool:
+def has_fts(db: sqlite3.Connection, table: str = "memories") -> bool:
+    """Whether ``table`` has its FTS5 index (``<table>_fts``)."""
     row = db.execute(
-        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_fts'"
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (f"{table}_fts",)
     ).fetchone()
     return row is not None
 

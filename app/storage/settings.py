@@ -13,7 +13,7 @@ import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -34,6 +34,12 @@ MAX_SETTINGS_BYTES = 256 * 1024
 """A real settings file is about 1 kB; anything this big is not ours."""
 MAX_SETTINGS_DEPTH = 8
 """Settings are a flat object; a little room for future nested groups."""
+
+PET_SIZE_MIN = 120
+PET_SIZE_MAX = 480
+"""The desktop pet's character, in pixels across (the mouse wheel stays within these)."""
+Coordinate = Annotated[int, Field(ge=-100_000, le=100_000)]
+"""A screen coordinate: any desktop fits, a corrupt file cannot overflow Qt's ints."""
 
 _MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {}
 """``_MIGRATIONS[n]`` turns a version-``n`` dict into a version-``n + 1`` dict."""
@@ -91,6 +97,12 @@ class Settings(BaseModel):
     close_to_tray: bool | None = None
     """Closing the window while a tray icon is shown hides it (True) or quits (False);
     None: ask on the first such close."""
+    pet_mode: bool = False
+    """The app shows only its character, the desktop pet, instead of the full window (it
+    starts that way too). New fields with defaults need no migration: older files load."""
+    pet_size: int = Field(default=200, ge=PET_SIZE_MIN, le=PET_SIZE_MAX)
+    pet_position: tuple[Coordinate, Coordinate] | None = None
+    """The pet's top-left corner on the desktop; None: the screen's bottom-right corner."""
 
     def replace(self, **changes: Any) -> Settings:
         """A validated copy with ``changes`` applied (raises pydantic's ValidationError)."""

@@ -13,6 +13,8 @@ a syllable and closes softly, instead of flickering with every 20 ms level.
 The expression (``face_expression``) blends toward each sentence's emotion as it starts to
 play, toward the thinking and attentive looks, and back to the persona's resting face; a
 blend or a nod keeps the fast frame rate only while it lasts.
+The timer stops while the widget is hidden (the full window behind the desktop pet, or in
+the tray): a face nobody sees needs no frames.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from __future__ import annotations
 import random
 import time
 
-from PySide6.QtCore import QRectF, QSize, Qt, QTimer
-from PySide6.QtGui import QImage, QPainter, QPaintEvent, QPixmap
+from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QImage, QPainter, QPaintEvent, QPixmap, QShowEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.emotion import Emotion
@@ -43,13 +45,19 @@ LEVEL_GAIN = 6.0
 
 
 class AvatarWidget(QWidget):
-    """Paints the persona's face in the assistant's current state."""
+    """Paints the persona's face in the assistant's current state. ``bare``: no card behind
+    the face (the desktop pet's, on a translucent window)."""
+
+    looks_changed = Signal()
+    """The state, style or picture changed (a second view, the desktop pet, follows it)."""
 
     def __init__(self, style: AvatarStyle | None = None, parent: QWidget | None = None,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, bare: bool = False) -> None:
         super().__init__(parent)
         self.setObjectName("avatar")
         self.setMinimumSize(160, 160)
+        self._bare = bare
+        self._frozen = False
         self.setSizePolicy(QSizePolicy.Policy.Expanding, QSizePolicy.Policy.Expanding)
         self._style = style or AvatarStyle()
         self._colours = FaceColours.from_style(self._style)
@@ -68,6 +76,9 @@ class AvatarWidget(QWidget):
         self._next_blink = self._t + self._rng.uniform(1.5, 4.5)
         self._blink = 0.0
         self._driver = ExpressionDriver()
+        self.nods = 0
+        """How many nods were asked for (a mirror nods along)."""
+        self._nods_seen = 0
         self._face: Expression = NEUTRAL
         self._nod = 0.0
         self.frames = 0
@@ -95,15 +106,39 @@ class AvatarWidget(QWidget):
     def mouth(self) -> float:
         return self._mouth
 
+    @property
+    def message(self) -> str:
+        """The error shown under the face (empty unless the state is ERROR)."""
+        return self._message
+
     def set_avatar_style(self, style: AvatarStyle) -> None:
         self._style = style
         self._colours = FaceColours.from_style(style)
         self.update()
+        self.looks_changed.emit()
 
     def set_picture(self, picture: QPixmap | None) -> None:
         """A persona's picture (round) shown instead of the drawn face; None: the face."""
         self._picture = picture
         self.update()
+        self.looks_changed.emit()
+
+    def mirror(self, source: AvatarWidget) -> None:
+        """Show what ``source`` shows: its state, message, style, picture and expression
+        (its resting face, the sentence's emotion, its nods)."""
+        if self._style != source.avatar_style:
+            self.set_avatar_style(source.avatar_style)
+        if self._picture is not source.picture:
+            self.set_picture(source.picture)
+        if (self._state, self._message) != (source.state, source.message):
+            self.set_state(source.state, source.message)
+        if self._driver.resting is not source.resting:
+            self.set_resting(source.resting)
+        if self._driver.spoken is not source.spoken:
+            self.cue(source.spoken)
+        if self._nods_seen != source.nods:
+            self._nods_seen = source.nods
+            self.nod()
 
     @property
     def picture(self) -> QPixmap | None:
@@ -115,17 +150,29 @@ class AvatarWidget(QWidget):
         if state is not AssistantState.SPEAKING:
             self._target_level = 0.0
         self._follow()
+        self.looks_changed.emit()
 
     def set_resting(self, emotion: Emotion) -> None:
         """The persona's resting expression (shown at once: a new persona)."""
         self._driver.resting = emotion
         self._face = self._driver.snap(self._state)
         self.update()
+        self.looks_changed.emit()
+
+    @property
+    def resting(self) -> Emotion:
+        return self._driver.resting
+
+    @property
+    def spoken(self) -> Emotion | None:
+        """The emotion cued for the sentence now playing (None: the resting face)."""
+        return self._driver.spoken
 
     def cue(self, emotion: Emotion | None) -> None:
         """The sentence now playing is said with ``emotion`` (None: the resting face)."""
         self._driver.spoken = emotion
         self._follow()
+        self.looks_changed.emit()
 
     def end_of_reply(self) -> None:
         """The reply stopped playing: the face goes back to rest."""
@@ -134,7 +181,9 @@ class AvatarWidget(QWidget):
     def nod(self) -> None:
         """The user paused while speaking: a small nod."""
         self._driver.nod()
+        self.nods += 1
         self._follow()
+        self.looks_changed.emit()
 
     @property
     def expression(self) -> Expression:
@@ -148,11 +197,12 @@ class AvatarWidget(QWidget):
 
     def _follow(self) -> None:
         """A target changed: step now (at the current widget time) and pace the timer."""
-        if self._timer.isActive():  # a calm frame may be 200 ms old: blend from now
+        if not self._frozen:  # a calm frame may be 200 ms old: blend from now
             self._t = max(self._t, time.monotonic() - self._t0)
         self._face, self._nod = self._driver.update(self._state, self._t)
         self._pace()
         self.update()
+        self.looks_changed.emit()
 
     def set_level(self, level: float) -> None:
         """Playback RMS from PlaybackLevel; drives the mouth while speaking."""
@@ -164,6 +214,7 @@ class AvatarWidget(QWidget):
 
     def freeze(self, t: float, blink: float = 0.0, mouth: float | None = None) -> None:
         """Stop animating at a fixed pose (screenshots and tests)."""
+        self._frozen = True
         self._timer.stop()
         self._t, self._blink = t, blink
         if mouth is not None:
@@ -228,16 +279,32 @@ class AvatarWidget(QWidget):
             return
         self._blink = 1.0 - abs(2.0 * phase - 1.0)
 
+    def showEvent(self, event: QShowEvent) -> None:
+        super().showEvent(event)
+        if not self._frozen and not self._timer.isActive():
+            self._timer.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        super().hideEvent(event)
+        self._timer.stop()
+
+    @property
+    def animating(self) -> bool:
+        """Whether the frame timer runs (not while hidden or frozen)."""
+        return self._timer.isActive()
+
     def paintEvent(self, event: QPaintEvent) -> None:
         ratio = self.devicePixelRatioF()
         key = (self.width(), self.height(), ratio, self._colours)
-        if self._backdrop is None or self._head is None or self._backdrop_key != key:
-            self._backdrop = render_backdrop(self.width(), self.height(), self._colours, ratio)
+        if self._head is None or self._backdrop_key != key:
+            self._backdrop = None if self._bare else render_backdrop(
+                self.width(), self.height(), self._colours, ratio)
             self._head = render_head(min(self.width(), self.height()), self._colours, ratio)
             self._backdrop_key = key
         painter = QPainter(self)
         paint_face(painter, QRectF(self.rect()), self._colours, self.pose(),
-                   backdrop=self._backdrop, picture=self._picture, head=self._head)
+                   backdrop=self._backdrop, picture=self._picture, head=self._head,
+                   bare=self._bare)
         painter.end()
         size = min(self.width(), self.height())
         self._painted = (self._state, self._blink, self._mouth, breathing(size, self._t),

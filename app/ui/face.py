@@ -22,8 +22,11 @@ from app.ui.face_pose import FaceColours, FacePose, breathing, nod_offset
 
 def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: FacePose,
                *, decorations: bool = True, backdrop: QPixmap | None = None,
-               picture: QPixmap | None = None, head: QPixmap | None = None) -> None:
-    """Paint the whole avatar into ``rect``; ``decorations`` off for tiny thumbnails.
+               picture: QPixmap | None = None, head: QPixmap | None = None,
+               bare: bool = False) -> None:
+    """Paint the whole avatar into ``rect``; ``decorations`` off for tiny thumbnails;
+    ``bare``: no background card, and a state's tint only over the face (the desktop pet
+    stands on the desktop itself, where a square would show).
     ``backdrop`` is a cached ``render_backdrop`` of the same size (gradients are slow).
     ``picture`` (a persona's image, already round) replaces the drawn face. ``head`` is a
     cached ``render_head`` of the same size: the face then moves with its breath in whole
@@ -32,7 +35,7 @@ def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: Face
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     if backdrop is not None:
         painter.drawPixmap(rect.topLeft(), backdrop)
-    else:
+    elif not bare:
         _background(painter, rect, colours, pose)
     size = min(rect.width(), rect.height())
     breathe = breathing(size, pose.t)
@@ -61,14 +64,23 @@ def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: Face
     if decorations and pose.state is AssistantState.THINKING:
         marks.thinking_dots(painter, centre, r, colours, pose)
     if pose.state is AssistantState.MUTED:
-        marks.overlay(painter, rect, QColor(8, 9, 14, 130))
+        _tint(painter, rect, QColor(8, 9, 14, 130), bare)
         if decorations:
             marks.mic_off_badge(painter, centre, r)
     if pose.state is AssistantState.ERROR:
-        marks.overlay(painter, rect, QColor(200, 30, 50, 60))
+        _tint(painter, rect, QColor(200, 30, 50, 60), bare)
         if decorations:
             marks.error_badge(painter, rect, centre, r, pose.message)
     painter.restore()
+
+
+def _tint(painter: QPainter, rect: QRectF, colour: QColor, bare: bool) -> None:
+    """A muted or failed face is tinted; ``bare``, only where the face itself is painted
+    (the desktop around it stays clear)."""
+    if bare:
+        painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceAtop)
+    marks.overlay(painter, rect, colour)
+    painter.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceOver)
 
 
 def render_backdrop(width: int, height: int, colours: FaceColours, ratio: float) -> QPixmap:

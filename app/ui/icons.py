@@ -1,4 +1,5 @@
-"""Small icons drawn in code (mic, mic off, gauge), so they are crisp at any scale and theme."""
+"""Small icons drawn in code (mic, mic off, gauge, pet), so they are crisp at any scale and
+theme."""
 
 from __future__ import annotations
 
@@ -42,6 +43,21 @@ def gauge_icon(colour: str = "#e8eaf2") -> QIcon:
     painter.setPen(_pen(colour))
     painter.drawArc(QRectF(8, 14, 48, 48), 0, 180 * 16)
     painter.drawLine(QPointF(32, 38), QPointF(46, 24))
+    painter.end()
+    return QIcon(pixmap)
+
+
+def pet_icon(colour: str = "#e8eaf2") -> QIcon:
+    """A small face stepping out of a window's corner: the desktop pet."""
+    pixmap, painter = _canvas()
+    painter.setPen(_pen(colour))
+    painter.drawRoundedRect(QRectF(6, 6, 36, 30), 5, 5)
+    painter.setBrush(QColor("#12141c"))
+    painter.drawEllipse(QPointF(42, 40), 16, 16)
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor(colour))
+    painter.drawEllipse(QPointF(36, 38), 2.6, 2.6)
+    painter.drawEllipse(QPointF(48, 38), 2.6, 2.6)
     painter.end()
     return QIcon(pixmap)
 

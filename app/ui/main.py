@@ -105,7 +105,7 @@ def run_app(fake_engines: bool = False) -> int:
     session = Session(window.bridge.post, fake=fake_engines, parent=window)
     session.keeper = window.conversations.keeper if window.conversations else None
     tray = create_tray(window)
-    window.show()
+    window.pet.show_initial()  # the full window, or the desktop pet it was left as
     visible_ms = (time.perf_counter() - started) * 1000
     shown_at = time.time()
     from app.ui.dialogs import DialogLauncher  # the model catalog is not needed before show
@@ -120,7 +120,7 @@ def run_app(fake_engines: bool = False) -> int:
     # launched us: `hanasu bench --ui` measures from before its Popen to these.
     epoch = {"shown": shown_at}
     first_paint = _FirstPaint(window, epoch)
-    window.installEventFilter(first_paint)
+    window.pet.shown_widget().installEventFilter(first_paint)
     window.bridge.state_changed.connect(lambda state: window.stall.set_busy(state in BUSY_STATES))
 
     def ready(pipeline: object) -> None:

@@ -58,6 +58,19 @@ class TurnEntry:
             offset += seconds
         return " ".join(w for w in words if w)
 
+    def current_sentence(self) -> str:
+        """The chunk of the reply being played now (the desktop pet's bubble): whole, as
+        the voice says it; the last one known while the next is still being made."""
+        if not self.speaking or not self.chunks:
+            return ""
+        offset = 0.0
+        chunks = [chunk for _, chunk in sorted(self.chunks.items())]
+        for text, seconds in chunks:
+            offset += seconds
+            if self.played_s < offset:
+                return text
+        return chunks[-1][0]
+
     def unheard(self) -> str:
         """After an interruption: the words of the reply that were never played."""
         if not (self.ended and self.interrupted):
@@ -123,6 +136,13 @@ class TranscriptModel:
                 entry.played_s = max(entry.played_s, at - entry.started_at)
                 return entry
         return None
+
+    def current_sentence(self) -> str:
+        """What the voice is saying now; empty while no reply plays."""
+        for entry in self.turns.values():
+            if entry.speaking:
+                return entry.current_sentence()
+        return ""
 
     def playback_ended(self, turn_id: int, heard: str, interrupted: bool) -> TurnEntry:
         entry = self._entry(turn_id)

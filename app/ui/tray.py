@@ -1,4 +1,5 @@
-"""The system tray icon: show/hide the window, mute, quit (only where a tray exists)."""
+"""The system tray icon: show/hide the window, mute, the desktop pet and its click-through
+(the one place left to turn that off), quit (only where a tray exists)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ def create_tray(window: MainWindow) -> QSystemTrayIcon | None:
     menu.aboutToShow.connect(relabel)
     menu.addAction(toggle)
     menu.addAction(window.mute_action)
+    menu.addActions([window.pet.action, window.pet.click_through_action])
     menu.addSeparator()
     menu.addAction(window.quit_action)
     tray.setContextMenu(menu)
@@ -41,4 +43,5 @@ def create_tray(window: MainWindow) -> QSystemTrayIcon | None:
     )
     tray.show()
     window.closing.attach_tray(tray)
+    window.pet.attach_tray(tray)
     return tray

@@ -10,9 +10,16 @@ from __future__ import annotations
 import logging
 from collections import deque
 
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent
-from PySide6.QtWidgets import QApplication, QHBoxLayout, QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QApplication,
+    QGridLayout,
+    QHBoxLayout,
+    QMainWindow,
+    QVBoxLayout,
+    QWidget,
+)
 
 from app.core.events import AssistantState
 from app.core.pipeline import VoicePipeline, llm_language_notice
@@ -32,6 +39,7 @@ from app.ui.heartbeat import StallMonitor
 from app.ui.hud import LatencyHud
 from app.ui.notices import NoticeArea
 from app.ui.persona_actions import PersonaActions
+from app.ui.pet_mode import PetMode, pet_button
 from app.ui.readiness import Readiness
 from app.ui.settings_writer import SaveSettings, SettingsWriter
 from app.ui.sidebar import PersonaSidebar, load_picture
@@ -92,6 +100,8 @@ class MainWindow(QMainWindow):
         self.readiness.changed.connect(self._refresh_avatar)
         self._build_ui()
         self.closing = CloseToTray(self)
+        self.pet = PetMode(self)
+        """The desktop pet: only the character, instead of this window."""
         self.menus = WindowMenus(self)
         self.mute_action = self.menus.mute_action
         self.hud_action = self.menus.hud_action
@@ -153,7 +163,12 @@ class MainWindow(QMainWindow):
         stage, stage_layout = card(margins=14)
         self.avatar = AvatarWidget(self.persona.avatar)
         self.avatar.set_resting(self.persona.expression.resting)
-        stage_layout.addWidget(self.avatar, 1)
+        face = QGridLayout()  # the pet button in the avatar's corner: no width taken
+        self.pet_button = pet_button()
+        face.addWidget(self.avatar, 0, 0)
+        face.addWidget(self.pet_button, 0, 0, Qt.AlignmentFlag.AlignTop
+                       | Qt.AlignmentFlag.AlignRight)
+        stage_layout.addLayout(face, 1)
         self.hud = LatencyHud()
         stage_layout.addWidget(self.hud)
         body.addWidget(stage, 5)
@@ -373,6 +388,7 @@ class MainWindow(QMainWindow):
 
     def shutdown(self) -> None:
         """At exit: stop measuring, finish pending settings writes, log the worst stall."""
+        self.pet.shutdown()  # its place, if it waits to be stored, first
         self.stall.stop()
         self._writer.shutdown()
         log.info("max UI stall %.1f ms", self.max_ui_stall_ms)

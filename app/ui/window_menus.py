@@ -1,5 +1,5 @@
 """The main window's menus and shortcuts: Hanasu (Settings, Models, Quit), View (Mute,
-Latency HUD) and Help (About, shortcuts, the data folder, reporting a problem).
+Latency HUD, Desktop pet) and Help (About, shortcuts, the data folder, reporting a problem).
 
 The actions are also added to the window itself, so their shortcuts work while the menu
 bar is hidden or another widget has focus.
@@ -47,9 +47,11 @@ class WindowMenus:
         window.hud_button.toggled.connect(self.hud_action.setChecked)
         view.addActions([self.mute_action, self.hud_action])
         view.addSeparator()
+        view.addActions([window.pet.action, window.pet.click_through_action])
+        view.addSeparator()
         view.addAction(window.closing.action)
         window.addActions([self.settings_action, self.mute_action, self.hud_action,
-                           self.quit_action])
+                           window.pet.action, self.quit_action])
 
     def add_help_menu(self) -> None:
         """The last menu (after the Conversation and Personas menus, built later)."""

@@ -455,7 +455,7 @@ def test_missing_portaudio_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -
 def test_output_callback_only_copies_from_the_prepared_buffer() -> None:
     from app.core.output_ring import OutputRing
 
-    ring = OutputRing(4_096)
+    ring = OutputRing(4_096, 16_000)
     ring.write(np.full(300, 0.25, np.float32))
 
     def no_pull(frames: int) -> np.ndarray:
@@ -544,7 +544,7 @@ def test_speaker_pauses_while_idle_and_restarts_fast(
 ) -> None:
     from app.core.output_ring import OutputRing
 
-    ring = OutputRing(4_800)
+    ring = OutputRing(4_800, 16_000)
     audio = make_audio(read_into=ring.read_into, output_idle=ring.idle,
                        pause_output_after=0.2, watchdog_interval=0.05)
     ring.on_refill = audio.wake_output

@@ -1,4 +1,4 @@
-"""The listener stage, called directly: turn detection at the pause, echo reference order."""
+"""The listener stage, called directly: turn detection at the pause, the echo reference by time."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from app.core.barge_in import BargeInPolicy
 from app.core.endpointing import EndpointConfig, Endpointer
 from app.core.events import FloatAudio, PipelineEvent, UtteranceEnded
 from app.core.listener import Listener
-from app.core.listener_jobs import ListenerJob, MicBlock, PlayedBlock, to_pipeline_rate
+from app.core.listener_jobs import ListenerJob, MicBlock, to_pipeline_rate
 from app.core.playback import PlaybackQueue
 from app.core.telemetry import InputLevel, level_db
 from app.core.utterance_text import EndOfTurnCall
@@ -62,30 +62,46 @@ def test_without_a_detector_the_silence_rule_applies() -> None:
 
 class RecordingEcho:
     def __init__(self) -> None:
-        self.calls: list[tuple[str, int]] = []
+        self.calls: list[tuple[str, FloatAudio]] = []
 
     def add_reference(self, played: FloatAudio) -> None:
-        self.calls.append(("reference", played.size))
+        self.calls.append(("reference", played.copy()))
 
     def process(self, captured: FloatAudio) -> FloatAudio:
-        self.calls.append(("capture", captured.size))
+        self.calls.append(("capture", captured.copy()))
         return captured
 
     def reset(self) -> None:
         return None
 
 
-def test_echo_canceller_sees_reference_and_capture_in_arrival_order() -> None:
+def test_echo_canceller_gets_the_reference_for_the_time_each_capture_block_covers() -> None:
+    """The speaker's copy arrives all at once, long before it plays (a feeder's lead); the
+    canceller gets it piece by piece with the capture recorded while it played, whatever
+    the arrival order: the delay it learns is the room's, not the listener's lag."""
+    from app.core.echo_alignment import REFERENCE_LEAD_S
+
     echo = RecordingEcho()
-    listen(
-        [
-            PlayedBlock(np.zeros(220, dtype=np.float32), 22_050),
-            MicBlock(quiet(0.032)),
-            PlayedBlock(quiet(0.02), 16_000),
-        ],
-        echo=echo,
-    )
-    assert echo.calls == [("reference", 160), ("capture", 512), ("reference", 320)]
+    events: list[PipelineEvent] = []
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
+                        PlaybackQueue(24_000, events.append), echo=echo)
+    ramp = np.arange(24_000 // 10, dtype=np.float32) / 24_000  # 0.1 s at the speaker's rate
+    assert listener.echo_in is not None
+    # heard from 10.2 s plus the lead the canceller is given (the reference goes in first)
+    listener.echo_in.played.write(ramp, 10.3 + REFERENCE_LEAD_S)
+    block = 1_600  # 0.1 s
+    for index in range(5):  # recorded 10.0 .. 10.5 s
+        listener.handle(MicBlock(quiet(0.1), captured_at=10.0 + (index + 1) * 0.1))
+    references = [audio for kind, audio in echo.calls if kind == "reference"]
+    captures = [audio for kind, audio in echo.calls if kind == "capture"]
+    assert len(captures) == 5 and len(references) == 3
+    # it went in just before the capture recorded 10.2 .. 10.3 s, silence after it (the
+    # two streams kept in step), nothing before it
+    assert [kind for kind, _ in echo.calls].index("reference") == 2
+    expected = to_pipeline_rate(ramp, 24_000)
+    assert references[0].size == block
+    assert np.allclose(references[0], expected, atol=1e-4)
+    assert not np.any(references[1]) and not np.any(references[2])
 
 
 def test_reference_resampling_keeps_duration() -> None:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import time
 
 import numpy as np
+import pytest
 
 from app.core.output_ring import OutputFeeder, OutputRing
 
 
 def test_samples_come_out_in_order_across_the_wrap_and_silence_fills_a_gap() -> None:
-    ring = OutputRing(10)
+    ring = OutputRing(10, 16_000)
     out = np.empty(4, np.float32)
     source = np.arange(1, 100, dtype=np.float32)
     position = 0
@@ -21,14 +22,14 @@ def test_samples_come_out_in_order_across_the_wrap_and_silence_fills_a_gap() -> 
         seen.extend(out.tolist())
     assert seen == source[:80].tolist()  # nothing lost or repeated at the wrap
     assert ring.starved == 0
-    empty = OutputRing(8)
+    empty = OutputRing(8, 16_000)
     empty.write(np.ones(3, np.float32))
     empty.read_into(out)
     assert out.tolist() == [1.0, 1.0, 1.0, 0.0] and empty.starved == 1
 
 
 def test_a_full_ring_takes_only_what_fits() -> None:
-    ring = OutputRing(6)
+    ring = OutputRing(6, 16_000)
     assert ring.write(np.ones(10, np.float32)) == 6
     assert ring.write(np.ones(1, np.float32)) == 0
 
@@ -52,6 +53,32 @@ def test_the_feeder_keeps_the_device_fed_and_stamps_when_blocks_play() -> None:
     time.sleep(0.1)
     feeder.stop()
     assert feeder.ring.buffered() >= 6  # topped up again on its own thread
+
+
+def test_blocks_are_stamped_back_to_back_until_the_ring_runs_dry_then_by_the_reader() -> None:
+    """The echo canceller's reference and the playback timeline rely on these stamps: a
+    block that follows one still in the ring plays right after it, whatever the clock says
+    when it is written; after a dry spell, the reader's word on when it plays counts."""
+    stamps: list[float] = []
+    now = [10.0]
+
+    def pull(frames: int, plays_at: float | None) -> np.ndarray:
+        assert plays_at is not None
+        stamps.append(plays_at)
+        return np.ones(frames, np.float32)
+
+    feeder = OutputFeeder(pull, lambda: now[0], sample_rate=100, block=2, lead_blocks=3)
+    feeder.top_up()
+    out = np.empty(2, np.float32)
+    feeder.ring.read_into(out, 10.0)
+    now[0] = 10.013  # the feeder wakes late: the ring still holds 4 samples
+    feeder.top_up()
+    assert stamps == pytest.approx([10.0, 10.02, 10.04, 10.06])
+    big = np.empty(9, np.float32)
+    feeder.ring.read_into(big, 10.02)  # 6 samples and 3 of silence: it ran dry
+    now[0] = 10.095
+    feeder.top_up()
+    assert stamps[4:] == pytest.approx([10.11, 10.13, 10.15])  # after the reader's silence
 
 
 def test_an_idle_feeder_sleeps_until_there_is_something_to_play() -> None:

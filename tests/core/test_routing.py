@@ -19,7 +19,7 @@ from app.adapters.fakes import (
 )
 from app.core.acknowledgement import AcknowledgementSounds, PrepareAcknowledgements
 from app.core.events import ReplyChunk, SpeechStarted
-from app.core.listener_jobs import ListenerJob, MicBlock, PlayedBlock, SetListening
+from app.core.listener_jobs import ListenerJob, MicBlock, SetListening
 from app.core.pipeline import Engines, VoicePipeline
 from app.core.runtime.router import StageJob
 from app.core.turn_commands import (
@@ -71,7 +71,7 @@ def test_every_stage_job_reaches_exactly_the_workers_that_take_it() -> None:
         "transcriber": set(typing.get_args(StartTurn | stage_jobs.SetLanguages)),
         "responder": set(typing.get_args(stages.ResponderJob)),
         "synthesizer": set(typing.get_args(synthesizer.SynthesizerJob)),
-        "listener": set(typing.get_args(ListenerJob)) - {MicBlock, PlayedBlock},
+        "listener": set(typing.get_args(ListenerJob)) - {MicBlock},
     }
     assert set(typing.get_args(StageJob)) == set().union(*takes.values())
     for job_type in typing.get_args(StageJob):

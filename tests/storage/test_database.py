@@ -46,7 +46,7 @@ def test_a_version_1_database_is_migrated_and_keeps_its_conversations(tmp_path: 
     memories = MemoryStore(store)
     assert memories.add("hana", "my sister is called Mei") is not None
     with store.read() as conn:
-        assert schema_version(conn) == 2
+        assert schema_version(conn) == SCHEMA_VERSION
 
 
 def test_a_corrupt_database_is_moved_aside_and_a_clean_one_started(tmp_path: Path) -> None:

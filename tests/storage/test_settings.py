@@ -104,12 +104,29 @@ def test_unknown_keys_are_ignored(config_dir: Path) -> None:
     assert load_settings() == Settings(muted=True)
 
 
+def test_a_file_from_before_the_desktop_pet_loads_with_its_defaults(config_dir: Path) -> None:
+    config_dir.mkdir()
+    settings_path().write_text(json.dumps({"version": 1, "muted": True, "show_hud": True}))
+    loaded = load_settings()
+    assert (loaded.muted, loaded.show_hud) == (True, True)
+    assert (loaded.pet_mode, loaded.pet_size, loaded.pet_position) == (False, 200, None)
+
+
+def test_the_pet_place_round_trips_through_disk(config_dir: Path) -> None:
+    save_settings(Settings(pet_mode=True, pet_size=300, pet_position=(-40, 900)))
+    assert json.loads(settings_path().read_text())["pet_position"] == [-40, 900]
+    loaded = load_settings()
+    assert (loaded.pet_mode, loaded.pet_size, loaded.pet_position) == (True, 300, (-40, 900))
+
+
 @pytest.mark.parametrize(
     "field,value",
     [("vad_threshold", 0.05), ("vad_threshold", 0.99), ("end_of_turn_ms", 100),
-     ("end_of_turn_ms", 2500), ("tts_speed", 0.4), ("tts_speed", 2.5)],
+     ("end_of_turn_ms", 2500), ("tts_speed", 0.4), ("tts_speed", 2.5),
+     ("pet_size", 119), ("pet_size", 481), ("pet_position", (0, 10**9)),
+     ("pet_position", (1, 2, 3))],
 )
-def test_out_of_range_value_is_rejected(field: str, value: float) -> None:
+def test_out_of_range_value_is_rejected(field: str, value: object) -> None:
     with pytest.raises(ValidationError):
         Settings.model_validate({field: value})
     with pytest.raises(ValidationError):

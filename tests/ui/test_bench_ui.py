@@ -51,6 +51,24 @@ def test_startup_launch_with_fake_engines(tmp_path: Path) -> None:
     assert "window visible < 1.5 s (p90)" in report["targets"]
 
 
+def test_pet_launches_start_as_the_pet(tmp_path: Path) -> None:
+    code, report = _run(tmp_path, "--fake-engines", "--launches", "1", "--no-live",
+                        "--platform", "offscreen", "--pet")
+    assert code == 0, report
+    assert report["view"] == "desktop pet"
+    (launch,) = report["launches"]
+    assert launch["exit_code"] == 0 and 0 < launch["window_visible_s"] < 60
+
+
+def test_pet_settings_say_the_app_was_left_as_the_pet(tmp_path: Path) -> None:
+    from app.storage.settings import load_settings
+
+    bench_ui.write_view_settings(tmp_path, pet=False)
+    assert not (tmp_path / "config").exists()  # a first launch, as before
+    bench_ui.write_view_settings(tmp_path, pet=True)
+    assert load_settings(tmp_path / "config" / "settings.json").pet_mode
+
+
 @pytest.mark.slow
 def test_live_launch_with_fake_engines(tmp_path: Path) -> None:
     """Xvfb (or DISPLAY), a private PulseAudio, a spoken question: idle CPU and stalls."""

@@ -166,7 +166,7 @@ def test_the_window_cues_the_face_from_the_pipeline(
     window.bridge.post(StateChanged(S.SPEAKING, 2.0))
     window.bridge.post(ExpressionCue(1, 0, emotion, 2.0))
     window.bridge.drain()
-    assert avatar._driver.spoken is emotion
+    assert avatar.spoken is emotion
     avatar.freeze(5.0)
     expected = EXPRESSIONS[emotion or window.persona.expression.resting]
     assert avatar.expression == expected
@@ -190,3 +190,21 @@ def test_the_editor_sets_the_resting_face_and_the_tags(qtbot: QtBot, window: Mai
 
 def persona_from_toml(text: str) -> Persona:
     return Persona.model_validate(tomllib.loads(text))
+
+
+def test_the_desktop_pet_makes_the_same_faces(window: MainWindow) -> None:
+    window.pet.enter()
+    pet = window.pet.pet
+    assert pet is not None
+    window.avatar.set_resting(Emotion.SMUG)
+    window.bridge.post(StateChanged(S.LISTENING, 1.0))
+    window.bridge.post(SpeechPaused(1.0, 0.5, 1.0, audio=None))  # type: ignore[arg-type]
+    window.bridge.drain()
+    assert pet.avatar.resting is Emotion.SMUG and pet.avatar.nods == window.avatar.nods == 1
+    window.bridge.post(StateChanged(S.SPEAKING, 2.0))
+    window.bridge.post(ExpressionCue(1, 0, Emotion.SAD, 2.0))
+    window.bridge.drain()
+    assert pet.avatar.spoken is Emotion.SAD
+    pet.avatar.freeze(5.0)
+    assert pet.avatar.expression == EXPRESSIONS[Emotion.SAD]
+    window.pet.leave()
