@@ -13,6 +13,7 @@ from enum import Enum
 import numpy as np
 import numpy.typing as npt
 
+from app.core.emotion import Emotion
 from app.core.telemetry import TelemetryEvent
 
 FloatAudio = npt.NDArray[np.float32]
@@ -119,8 +120,6 @@ class Transcript:
     """Base code of the language heard ("en", "ja", "zh"); None when unknown or no words."""
 
 
-
-
 @dataclass(frozen=True)
 class ReplyChunk:
     """A speakable piece of the reply handed to TTS (a clause or a sentence)."""
@@ -132,6 +131,8 @@ class ReplyChunk:
     language: str | None = None
     """The language the reply is in (None: the persona's main language); the synthesizer
     still reads each chunk's script, so CJK text is never spoken by an English voice."""
+    emotion: Emotion | None = None
+    """How it is said, from the model's tag (None: the persona's resting face)."""
 
 
 @dataclass(frozen=True)
@@ -183,7 +184,6 @@ class AnswerStarted:
     at: float
 
 
-
 @dataclass(frozen=True)
 class PlaybackEnded:
     """The speaker stopped playing a turn; ``heard_text`` is what the user heard."""
@@ -233,7 +233,6 @@ class PlaybackResumed:
     at: float
 
 
-
 @dataclass(frozen=True)
 class EndOfTurnScore:
     """The audio model's probability that the user finished, at the pause ending at ``at``."""
@@ -253,8 +252,6 @@ class EndOfTurnDecided:
     end_now: bool
 
 
-
-
 @dataclass(frozen=True)
 class TurnCommitted:
     """A turn is over; what goes into history (the heard part of the reply only)."""
@@ -265,7 +262,6 @@ class TurnCommitted:
     conversation_key: object = None
     """The caller's key of the conversation the turn started in (``load_conversation``):
     observers on other threads file it there without asking the controller."""
-
 
 
 ControlEvent = (

@@ -1,5 +1,5 @@
-"""Spoken text from model text: markdown, emoji and ``*stage directions*`` removed, and
-the measures the sentence gate counts with (words, CJK characters).
+"""Spoken text from model text: markdown, emoji, ``*stage directions*`` and emotion tags
+(``emotion``) removed, and the measures the sentence gate counts with (words, CJK characters).
 
 Streaming-safe: ``clean_inline`` stops at a markup span that needs more text to be resolved,
 so the gate can call it on every token and get the same result for any split.
@@ -9,6 +9,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+
+from app.core.emotion import (
+    EMOTION_WORDS,
+    OPENS_SENTENCE,
+    TAG_OPENERS,
+    Emotion,
+    TagScan,
+    read_tag,
+)
 
 SENTENCE_ENDS = ".!?…。！？"
 SPAN_LIMIT = 200
@@ -20,6 +29,8 @@ headings) that are not."""
 
 # A markup step: (cleaned text, index after the construct), or None when more text is needed.
 _Step = tuple[str, int] | None
+Marks = list[tuple[int, Emotion | None]]
+"""Emotion tags met while cleaning: (offset in the cleaned text, the tag's emotion)."""
 
 
 def is_unspoken(ch: str) -> bool:
@@ -83,8 +94,9 @@ def _find_closer(raw: str, start: int, marker: str, final: bool) -> int | None:
         pos = end
 
 
-def _emphasis(raw: str, pos: int, final: bool, tail: str) -> _Step:
-    """``*action*`` is dropped; ``*italic*`` / ``**bold**`` keep their inner text."""
+def _emphasis(raw: str, pos: int, final: bool, tail: str, marks: Marks) -> _Step:
+    """``*action*`` is dropped (``*smiles*`` counts as a tag); ``*italic*`` / ``**bold**``
+    keep their inner text."""
     start = end_of_run(raw, pos, "*")
     if start == len(raw) and not final:
         return None
@@ -97,14 +109,23 @@ def _emphasis(raw: str, pos: int, final: bool, tail: str) -> _Step:
         return raw[pos:start], start
     inner, end = raw[start:close], close + (start - pos)
     if start - pos == 1 and inner.islower() and len(inner.split()) <= 6:
+        action = "", end
         if tail == "" or tail in SENTENCE_ENDS:
-            return "", end  # starts a line or follows a sentence: a stage direction
+            return _acted(inner, action, marks)  # starts a line or follows a sentence
         after = skip_spaces(raw, end)
         if after == len(raw) and not final:
             return None
         if after == len(raw) or raw[after] in SENTENCE_ENDS:
-            return "", end  # ends the line or the sentence
+            return action  # ends the line or the sentence
     return clean_inline(inner, 0, True, tail)[0], end
+
+
+def _acted(inner: str, action: tuple[str, int], marks: Marks) -> _Step:
+    """A stage direction that opens a sentence: "*smiles*" gives it the happy face."""
+    emotion = EMOTION_WORDS.get(inner.split()[0]) if inner.split() else None
+    if emotion is not None:
+        marks.append((0, emotion))
+    return action
 
 
 def _code(raw: str, pos: int, final: bool) -> _Step:
@@ -133,18 +154,32 @@ def _link(raw: str, pos: int, final: bool, tail: str) -> _Step:
     return "[", pos + 1
 
 
-def clean_inline(raw: str, pos: int, final: bool, tail: str) -> tuple[str, int, str]:
+def clean_inline(raw: str, pos: int, final: bool, tail: str,
+                 marks: Marks | None = None) -> tuple[str, int, str]:
     """Clean raw[pos:] up to the first markup span that needs more text to be resolved.
 
     ``tail`` is the last non-space character written on this line ("" at its start).
-    Returns the cleaned text, where cleaning stopped, and the new tail.
+    Returns the cleaned text, where cleaning stopped, and the new tail; the emotion tags
+    cut out are added to ``marks``.
     """
     parts: list[str] = []
+    size = 0
+    found: Marks = []
     while pos < len(raw):
         ch = raw[pos]
         step: _Step
+        if ch in TAG_OPENERS:
+            tag = read_tag(raw, pos, final, tail == "" or tail in OPENS_SENTENCE)
+            if tag is TagScan.WAIT:
+                break
+            if isinstance(tag, tuple):
+                found.append((size, tag[0]))
+                pos = tag[1]
+                continue
         if ch == "*":
-            step = _emphasis(raw, pos, final, tail)
+            known = len(found)
+            step = _emphasis(raw, pos, final, tail, found)
+            found[known:] = [(size, emotion) for _, emotion in found[known:] if step]
         elif ch == "`":
             step = _code(raw, pos, final)
         elif ch == "[":
@@ -155,5 +190,8 @@ def clean_inline(raw: str, pos: int, final: bool, tail: str) -> tuple[str, int, 
             break
         text, pos = step
         parts.append(text)
+        size += len(text)
         tail = text.rstrip()[-1:] or tail
+    if marks is not None:
+        marks += found
     return "".join(parts), pos, tail

@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from app.core.emotion import Emotion
 from app.core.events import AnswerStarted, FloatAudio, PipelineEvent, PlaybackEnded, PlaybackStarted
-from app.core.telemetry import PlaybackLevel
+from app.core.telemetry import ExpressionCue, PlaybackLevel
 
 
 @dataclass
@@ -26,6 +27,9 @@ class _Segment:
     played: int = 0
     answer: bool = True
     """False for an acknowledgement: it plays like the reply but is never "heard" text."""
+    index: int = 0
+    emotion: Emotion | None = None
+    """The chunk's emotion, cued to the face as its first sample plays."""
 
 
 @dataclass
@@ -82,11 +86,12 @@ class PlaybackQueue:
             self._order.append(turn_id)
         self.wake.set()
 
-    def enqueue(self, turn_id: int, samples: FloatAudio, text: str) -> None:
+    def enqueue(self, turn_id: int, samples: FloatAudio, text: str, index: int = 0,
+                emotion: Emotion | None = None) -> None:
         with self._lock:
             turn = self._turns.get(turn_id)
             if turn is not None and samples.size:
-                turn.segments.append(_Segment(samples, text))
+                turn.segments.append(_Segment(samples, text, index=index, emotion=emotion))
         self.wake.set()
 
     def acknowledge(self, turn_id: int, samples: FloatAudio, text: str) -> bool:
@@ -210,6 +215,9 @@ class PlaybackQueue:
                     turn.answer_started = True
                     answer_at = self._clock(self._position + filled)
                     events.append(AnswerStarted(turn_id=turn_id, at=answer_at))
+                if segment.answer and not segment.played:
+                    events.append(ExpressionCue(turn_id, segment.index, segment.emotion,
+                                                self._clock(self._position + filled)))
                 take = min(frames - filled, segment.samples.size - segment.played)
                 out[filled : filled + take] = segment.samples[
                     segment.played : segment.played + take

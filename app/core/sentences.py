@@ -21,21 +21,25 @@ with or without a following space) or at a clause once they are long. Quotes 「
 with their sentence, and a quote followed by its particle (「…。」と言った) is not cut.
 
 A boundary is confirmed by the next non-space character (or the end of the line or reply),
-so "3." may still become "3.14" and "Dr." is never cut (``sentence_ends``). Markdown, emoji
-and ``*stage directions*`` are removed first (``markup``). Every decision depends only on
-text that has already arrived, so any split of a reply into tokens gives the same chunks.
+so "3." may still become "3.14" and "Dr." is never cut (``sentence_ends``). Markdown, emoji,
+``*stage directions*`` and emotion tags are removed first (``markup``); each chunk carries the
+emotion its sentence was tagged with (``emotion``). Every decision depends only on text that
+has already arrived, so any split of a reply into tokens gives the same chunks.
 """
 
 from __future__ import annotations
 
 import re
+from typing import NamedTuple
 
+from app.core.emotion import Emotion, MoodTrack, strip_tags
 from app.core.gate_config import GateConfig
 from app.core.languages import script_language
 from app.core.markup import (
     LINE_MARKER,
     MARKER_PREFIX,
     SENTENCE_ENDS,
+    Marks,
     cjk_count,
     clean_inline,
     end_of_run,
@@ -54,8 +58,18 @@ _MAX_MARK_RUN = 3
 """Longer runs of sentence marks ("？？？？", "!!!!!") end the chunk at once; the rest of
 the run is unspeakable and dropped (a small model can loop on "？" for hundreds of tokens,
 which kept the whole loop in one chunk and the voice synthesizing it for seconds)."""
+
+
+class Spoken(NamedTuple):
+    """A chunk to speak and the emotion it is said with (None: the resting face)."""
+
+    text: str
+    emotion: Emotion | None = None
+
+
 class SentenceGate:
-    """Push LLM tokens, get speakable chunks; call ``flush`` at the end of each reply."""
+    """Push LLM tokens, get speakable chunks; call ``flush`` at the end of each reply
+    (``feed`` and ``finish`` give the chunks with their emotions)."""
 
     def __init__(self, config: GateConfig | None = None) -> None:
         self._config = config or GateConfig()
@@ -66,13 +80,23 @@ class SentenceGate:
         self._line_start, self._skip_line, self._tail = True, False, ""
         self._pending = ""  # cleaned text not yet emitted
         self._carry = ""  # a too-short chunk, spoken with the next one
+        self._carry_mood: Emotion | None = None
+        self._moods = MoodTrack()
         self._words = 0  # words emitted so far in this reply
         self._cjk = 0  # CJK characters emitted so far in this reply
         self._after_clause = True  # the next chunk may end at a clause (the first may)
 
     def push(self, token: str) -> list[str]:
         """Returns the chunks this token completed (often none)."""
-        chunks: list[str] = []
+        return [chunk.text for chunk in self.feed(token)]
+
+    def flush(self) -> list[str]:
+        """End of reply: returns the remainder (if speakable) and resets the gate."""
+        return [chunk.text for chunk in self.finish()]
+
+    def feed(self, token: str) -> list[Spoken]:
+        """``push`` with each chunk's emotion."""
+        chunks: list[Spoken] = []
         self._raw += token
         while "\n" in self._raw:
             self._raw, _, rest = self._raw.partition("\n")
@@ -83,8 +107,8 @@ class SentenceGate:
         self._drain(final=False)
         return chunks + self._segment(final=False)
 
-    def flush(self) -> list[str]:
-        """End of reply: returns the remainder (if speakable) and resets the gate."""
+    def finish(self) -> list[Spoken]:
+        """``flush`` with each chunk's emotion."""
         self._drain(final=True)
         chunks = self._segment(final=True, end_of_reply=True)
         self._reset()
@@ -103,30 +127,35 @@ class SentenceGate:
         if self._skip_line:
             self._raw = ""
             return
-        text, pos, self._tail = clean_inline(raw, pos, final, self._tail)
+        marks: Marks = []
+        text, pos, self._tail = clean_inline(raw, pos, final, self._tail, marks)
+        self._moods.add(len(self._pending), marks)
         self._pending += text
         self._raw = raw[pos:]
 
-    def _segment(self, final: bool, end_of_reply: bool = False) -> list[str]:
-        chunks: list[str] = []
+    def _segment(self, final: bool, end_of_reply: bool = False) -> list[Spoken]:
+        chunks: list[Spoken] = []
         while (end := self._find_end(self._pending, final)) is not None:
-            self._emit(self._pending[:end], chunks)
+            self._emit(self._pending[:end], self._moods.take(end), chunks)
             self._pending = self._pending[end:]
         if final:  # the end of a line or reply ends the chunk
-            self._emit(self._pending, chunks, end_of_reply)
+            mood = self._moods.take(len(self._pending) + 1)
+            self._emit(self._pending, mood, chunks, end_of_reply)
             self._pending = ""
         return chunks
 
-    def _emit(self, piece: str, chunks: list[str], last: bool = False) -> None:
-        piece = " ".join(piece.split())
+    def _emit(self, piece: str, mood: Emotion | None, chunks: list[Spoken],
+              last: bool = False) -> None:
+        mood = self._carry_mood if self._carry else mood
+        piece = strip_tags(" ".join(piece.split()))  # "[hap*p*y]" is "[happy]" once cleaned
         glue = "" if self._carry and piece and is_cjk(self._carry[-1]) else " "
         text = _SPACE_BEFORE_MARK.sub("", f"{self._carry}{glue}{piece}".strip())
         if not any(ch.isalnum() for ch in text):
             return  # nothing to say ("---", a lone "*")
         if len(text) < self._config.min_chunk_chars and not last:
-            self._carry = text  # spoken with the next chunk
+            self._carry, self._carry_mood = text, mood  # spoken with the next chunk
             return
-        chunks.append(text)
+        chunks.append(Spoken(text, mood))
         self._carry = ""
         self._words += len(text.split())
         self._cjk += cjk_count(text)

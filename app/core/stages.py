@@ -32,7 +32,7 @@ from app.core.ports import (
     SpeechRecognizer,
     TunesTemperature,
 )
-from app.core.sentences import SentenceGate, ends_sentence
+from app.core.sentences import SentenceGate, Spoken, ends_sentence
 from app.core.stage_jobs import (
     EndOfReply,
     ExtractJob,
@@ -136,13 +136,14 @@ class Responder(Worker[ResponderJob]):
         def report(stats: PromptStats) -> None:
             self.publish(PrefixReuse(turn_id, stats.prompt_tokens, stats.reused_tokens))
 
-        def emit(texts: list[str]) -> None:
+        def emit(spoken: list[Spoken]) -> None:
             nonlocal chunks, sentences
-            for text in texts:
+            for text, emotion in spoken:
                 if breaks_character(text):
                     log.info("turn %d: dropped an out-of-character sentence", turn_id)
                     continue
-                chunk = ReplyChunk(turn_id, chunks, text, self.clock.now(), item.language)
+                chunk = ReplyChunk(turn_id, chunks, text, self.clock.now(), item.language,
+                                   emotion)
                 if chunks == 0 and self.live.first_audio_priority:
                     self.live.first_audio_done.clear()  # set again by the synthesizer
                 chunks += 1
@@ -166,14 +167,14 @@ class Responder(Worker[ResponderJob]):
                 for piece in pieces:
                     self.publish(TokenDelta(turn_id, piece, self.clock.now(), first=not reply))
                     reply.append(piece)
-                    emit(gate.push(piece))
+                    emit(gate.feed(piece))
                     if not self.live.first_audio_done.is_set():  # the first chunk goes first
                         self.live.first_audio_done.wait(FIRST_AUDIO_WAIT_S)
                     if enough():  # a spoken reply, not an essay: stop decoding here
                         log.info("turn %d: reply capped at %d sentences", turn_id, sentences)
                         break
                 if not cancelled() and not enough():
-                    emit(gate.flush())
+                    emit(gate.finish())
                 if chunks or cancelled():
                     break
         except Exception as exc:  # the model or its server failed: say so, in character

@@ -89,7 +89,7 @@ class Synthesizer(Worker[SynthesizerJob]):
                 self.clock.now(),
             )
         )
-        self.playback.enqueue(item.turn_id, samples, item.text)
+        self.playback.enqueue(item.turn_id, samples, item.text, item.index, item.emotion)
 
     def _publish_notices(self) -> None:
         """Problems the voices found (a language's voice that fell back to eSpeak), once."""

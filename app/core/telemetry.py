@@ -11,6 +11,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from app.core.emotion import Emotion
+
 if TYPE_CHECKING:
     from app.core.metrics import TurnTimeline
 
@@ -41,6 +43,17 @@ class PlaybackLevel:
     """RMS level of what the speaker is playing now, for the avatar's mouth."""
 
     level: float
+    at: float
+
+
+@dataclass(frozen=True)
+class ExpressionCue:
+    """A reply chunk started to sound at ``at`` (the pipeline clock): the face takes the
+    chunk's emotion (None: the persona's resting face) until the next cue or the end."""
+
+    turn_id: int
+    index: int
+    emotion: Emotion | None
     at: float
 
 
@@ -86,5 +99,5 @@ class ReplyFailed:
     at: float
 
 
-TelemetryEvent = (TokenDelta | PrefixReuse | PlaybackLevel | InputLevel | TurnTimed
-                  | EngineNotice | ReplyFailed)
+TelemetryEvent = (TokenDelta | PrefixReuse | PlaybackLevel | ExpressionCue | InputLevel
+                  | TurnTimed | EngineNotice | ReplyFailed)

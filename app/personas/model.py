@@ -20,6 +20,7 @@ from app.core import languages as core_languages
 from app.core.acknowledgement import DEFAULT_AFTER_S as DEFAULT_ACK_AFTER_S
 from app.core.acknowledgement import default_phrases as default_ack_phrases
 from app.core.languages import SPEECH_LANGUAGES, base_language
+from app.personas.expression import ExpressionSettings
 from app.personas.rules import CHARACTER_RULES, prompt_rules
 from app.personas.text import plain_text
 
@@ -226,6 +227,7 @@ class Persona(BaseModel):
     avatar: AvatarStyle = AvatarStyle()
     llm: LlmSettings = LlmSettings()
     acknowledgement: AcknowledgementSettings = AcknowledgementSettings()
+    expression: ExpressionSettings = ExpressionSettings()
     card: CardOrigin | None = None
 
     @field_validator("name", "description", mode="before")
@@ -293,4 +295,5 @@ class Persona(BaseModel):
     def full_system_prompt(self) -> str:
         """The persona's prompt plus the rules that keep every persona speakable, in the
         persona's language, with the language(s) to answer in."""
-        return f"{self.system_prompt.strip()}\n\n{prompt_rules(self.spoken_languages())}"
+        rules = prompt_rules(self.spoken_languages(), tags=self.expression.tags)
+        return f"{self.system_prompt.strip()}\n\n{rules}"

@@ -50,6 +50,19 @@ CHARACTER_RULES_ZH = (
 
 _RULES = {"en": CHARACTER_RULES, "ja": CHARACTER_RULES_JA, "zh": CHARACTER_RULES_ZH}
 
+_TAGS = ("[neutral]", "[happy]", "[sad]", "[surprised]", "[thinking]", "[teasing]",
+         "[embarrassed]", "[angry]")
+TAG_RULES = {
+    "en": (f"Begin every sentence with how you feel as one word in square brackets "
+           f"({', '.join(_TAGS[:-1])} or {_TAGS[-1]}), for example: [happy] That sounds fun!"),
+    "ja": (f"各文の頭に、そのときの気持ちを英語の一語で角かっこに入れて書いてください"
+           f"（{'、'.join(_TAGS)}のどれか）。例：[happy] それ、楽しそう！"),
+    "zh": (f"每句话开头用方括号写一个英文词表示你当时的心情（{'、'.join(_TAGS)}之一），"
+           "例如：[happy] 听起来真好玩！"),
+}
+"""Asks for the emotion tags the face shows (``app.core.emotion``); the tags are cut out
+before anything is spoken, shown or kept, so they never come back in the history."""
+
 _NAMES_IN = {
     "ja": {"en": "英語", "ja": "日本語", "zh": "中国語"},
     "zh": {"en": "英语", "ja": "日语", "zh": "中文"},
@@ -101,14 +114,18 @@ def answer_language_rule(languages: Sequence[str]) -> str:
             "when they switch languages, switch with them.")
 
 
-def prompt_rules(languages: Sequence[str]) -> str:
-    """Everything ``Persona.full_system_prompt`` appends after the persona's own prompt.
+def prompt_rules(languages: Sequence[str], tags: bool = False) -> str:
+    """Everything ``Persona.full_system_prompt`` appends after the persona's own prompt;
+    ``tags``: with the sentence asking for emotion tags before the character rules.
 
     English rules keep their place at the very end (the answer-language line goes before
     them, as it always has); Japanese and Chinese rules end with that line, which small
     models then read last."""
     main = base_language(languages[0]) if languages else "en"
     rules = character_rules(main)
+    if tags:  # before the rules, which keep their place at the end
+        written = rules_language(main)
+        rules = f"{TAG_RULES[written]}{'' if written in ('ja', 'zh') else ' '}{rules}"
     language_rule = answer_language_rule(languages)
     if not language_rule:
         return rules

@@ -10,6 +10,9 @@ or the breath / eye drift having moved a whole pixel since the last paint (about
 a second instead of 5, and none in the 0.2 s before a blink).
 The mouth follows PlaybackLevel through an attack/release smoother, so it opens quickly on
 a syllable and closes softly, instead of flickering with every 20 ms level.
+The expression (``face_expression``) blends toward each sentence's emotion as it starts to
+play, toward the thinking and attentive looks, and back to the persona's resting face; a
+blend or a nod keeps the fast frame rate only while it lasts.
 The timer stops while the widget is hidden (the full window behind the desktop pet, or in
 the tray): a face nobody sees needs no frames.
 """
@@ -23,9 +26,11 @@ from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QImage, QPainter, QPaintEvent, QPixmap, QShowEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
+from app.core.emotion import Emotion
 from app.core.events import AssistantState
 from app.personas.model import AvatarStyle
 from app.ui.face import paint_face, render_backdrop, render_head
+from app.ui.face_expression import NEUTRAL, Expression, ExpressionDriver
 from app.ui.face_pose import FaceColours, FacePose, breathing, eye_drift
 
 FRAME_MS = 30
@@ -70,10 +75,17 @@ class AvatarWidget(QWidget):
         self._rng = random.Random(seed)
         self._next_blink = self._t + self._rng.uniform(1.5, 4.5)
         self._blink = 0.0
+        self._driver = ExpressionDriver()
+        self.nods = 0
+        """How many nods were asked for (a mirror nods along)."""
+        self._nods_seen = 0
+        self._face: Expression = NEUTRAL
+        self._nod = 0.0
         self.frames = 0
         self.paints = 0
-        self._painted: tuple[AssistantState, float, float, float, float] | None = None
-        """(state, blink, mouth, breath px, eye drift px) of the last paint."""
+        self._painted: tuple[AssistantState, float, float, float, float, Expression,
+                             float] | None = None
+        """(state, blink, mouth, breath px, eye drift px, expression, nod) of the last paint."""
         self._timer = QTimer(self)
         self._timer.setTimerType(Qt.TimerType.PreciseTimer)
         self._timer.setInterval(FRAME_MS)
@@ -112,13 +124,21 @@ class AvatarWidget(QWidget):
         self.looks_changed.emit()
 
     def mirror(self, source: AvatarWidget) -> None:
-        """Show what ``source`` shows: its state, message, style and picture."""
+        """Show what ``source`` shows: its state, message, style, picture and expression
+        (its resting face, the sentence's emotion, its nods)."""
         if self._style != source.avatar_style:
             self.set_avatar_style(source.avatar_style)
         if self._picture is not source.picture:
             self.set_picture(source.picture)
         if (self._state, self._message) != (source.state, source.message):
             self.set_state(source.state, source.message)
+        if self._driver.resting is not source.resting:
+            self.set_resting(source.resting)
+        if self._driver.spoken is not source.spoken:
+            self.cue(source.spoken)
+        if self._nods_seen != source.nods:
+            self._nods_seen = source.nods
+            self.nod()
 
     @property
     def picture(self) -> QPixmap | None:
@@ -129,6 +149,57 @@ class AvatarWidget(QWidget):
         self._message = message if state is AssistantState.ERROR else ""
         if state is not AssistantState.SPEAKING:
             self._target_level = 0.0
+        self._follow()
+        self.looks_changed.emit()
+
+    def set_resting(self, emotion: Emotion) -> None:
+        """The persona's resting expression (shown at once: a new persona)."""
+        self._driver.resting = emotion
+        self._face = self._driver.snap(self._state)
+        self.update()
+        self.looks_changed.emit()
+
+    @property
+    def resting(self) -> Emotion:
+        return self._driver.resting
+
+    @property
+    def spoken(self) -> Emotion | None:
+        """The emotion cued for the sentence now playing (None: the resting face)."""
+        return self._driver.spoken
+
+    def cue(self, emotion: Emotion | None) -> None:
+        """The sentence now playing is said with ``emotion`` (None: the resting face)."""
+        self._driver.spoken = emotion
+        self._follow()
+        self.looks_changed.emit()
+
+    def end_of_reply(self) -> None:
+        """The reply stopped playing: the face goes back to rest."""
+        self.cue(None)
+
+    def nod(self) -> None:
+        """The user paused while speaking: a small nod."""
+        self._driver.nod()
+        self.nods += 1
+        self._follow()
+        self.looks_changed.emit()
+
+    @property
+    def expression(self) -> Expression:
+        return self._face
+
+    def show_expression(self, emotion: Emotion | None) -> None:
+        """Speak with ``emotion`` at once, without a blend (screenshots and tests)."""
+        self._driver.spoken = emotion
+        self._face = self._driver.snap(self._state)
+        self.update()
+
+    def _follow(self) -> None:
+        """A target changed: step now (at the current widget time) and pace the timer."""
+        if not self._frozen:  # a calm frame may be 200 ms old: blend from now
+            self._t = max(self._t, time.monotonic() - self._t0)
+        self._face, self._nod = self._driver.update(self._state, self._t)
         self._pace()
         self.update()
         self.looks_changed.emit()
@@ -138,7 +209,8 @@ class AvatarWidget(QWidget):
         self._target_level = min(1.0, max(0.0, level * LEVEL_GAIN))
 
     def pose(self) -> FacePose:
-        return FacePose(self._state, self._blink, self._mouth, self._t, self._message)
+        return FacePose(self._state, self._blink, self._mouth, self._t, self._message,
+                        self._face, self._nod)
 
     def freeze(self, t: float, blink: float = 0.0, mouth: float | None = None) -> None:
         """Stop animating at a fixed pose (screenshots and tests)."""
@@ -147,6 +219,7 @@ class AvatarWidget(QWidget):
         self._t, self._blink = t, blink
         if mouth is not None:
             self._mouth = mouth
+        self._face, self._nod = self._driver.snap(self._state), 0.0
         self.update()
 
     # ---- animation -------------------------------------------------------------------
@@ -162,6 +235,7 @@ class AvatarWidget(QWidget):
         target = self._target_level if self._state is AssistantState.SPEAKING else 0.0
         rate = 0.6 if target > self._mouth else 0.25
         self._mouth += (target - self._mouth) * rate
+        self._face, self._nod = self._driver.update(self._state, t)
         self._pace()
         if self._state in ANIMATED_STATES or self._looks_different():
             self.update()
@@ -170,9 +244,10 @@ class AvatarWidget(QWidget):
         """Whether a calm frame would differ visibly from the last one painted."""
         if self._painted is None:
             return True
-        state, blink, mouth, breath, drift = self._painted
+        state, blink, mouth, breath, drift, face, nod = self._painted
         size = min(self.width(), self.height())
         return (state is not self._state or blink != self._blink
+                or face != self._face or nod != self._nod
                 or abs(mouth - self._mouth) > 0.005
                 or abs(breath - breathing(size, self._t)) >= VISIBLE_PX
                 or abs(drift - eye_drift(size, self._t)) >= VISIBLE_PX)
@@ -180,7 +255,8 @@ class AvatarWidget(QWidget):
     def _calm(self) -> bool:
         """Nothing fast to animate: no lively state, mouth closed, no blink now or next frame."""
         return (self._state not in ANIMATED_STATES and self._mouth < 0.01 and self._blink == 0.0
-                and self._t + CALM_FRAME_MS / 1000 < self._next_blink)
+                and self._t + CALM_FRAME_MS / 1000 < self._next_blink
+                and not self._driver.moving(self._t))
 
     def _pace(self) -> None:
         interval = CALM_FRAME_MS if self._calm() else FRAME_MS
@@ -232,7 +308,7 @@ class AvatarWidget(QWidget):
         painter.end()
         size = min(self.width(), self.height())
         self._painted = (self._state, self._blink, self._mouth, breathing(size, self._t),
-                         eye_drift(size, self._t))
+                         eye_drift(size, self._t), self._face, self._nod)
         self.paints += 1
 
     def sizeHint(self) -> QSize:

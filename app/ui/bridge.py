@@ -32,6 +32,7 @@ from app.core.events import (
     PlaybackStarted,
     ReplyChunk,
     SpeechAudio,
+    SpeechPaused,
     SpeechStarted,
     StageFailed,
     StateChanged,
@@ -40,7 +41,7 @@ from app.core.events import (
     TurnCommitted,
     TurnConfirmed,
 )
-from app.core.telemetry import InputLevel, PlaybackLevel, TokenDelta, level_db
+from app.core.telemetry import ExpressionCue, InputLevel, PlaybackLevel, TokenDelta, level_db
 
 DRAIN_INTERVAL_MS = 30
 IDLE_DRAIN_INTERVAL_MS = 150
@@ -64,12 +65,15 @@ class EventBridge(QObject):
     """Every drained event (levels excluded), in order; for logging and tests."""
     state_changed = Signal(object)  # AssistantState
     speech_started = Signal()
+    speech_paused = Signal()
+    """The user paused (the listener's first short pause): the face nods."""
     transcript = Signal(int, str)
     token = Signal(int, str)
     reply_chunk = Signal(int, int, str)
     chunk_audio = Signal(int, int, str, float)  # turn, index, text, duration (s)
     playback_started = Signal(int, float)  # turn, playback clock (s)
     playback_level = Signal(float, float)  # level, playback clock (s)
+    expression = Signal(int, object, float)  # turn, Emotion | None, playback clock (s)
     playback_ended = Signal(int, str, bool)
     barge_in = Signal(int)
     input_level = Signal(float)
@@ -214,6 +218,10 @@ class EventBridge(QObject):
                 self.state_changed.emit(item.state)
             case SpeechStarted():
                 self.speech_started.emit()
+            case SpeechPaused():
+                self.speech_paused.emit()
+            case ExpressionCue():
+                self.expression.emit(item.turn_id, item.emotion, item.at)
             case Transcript():
                 self.transcript.emit(item.turn_id, item.text)
             case TokenDelta():

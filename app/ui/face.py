@@ -17,7 +17,7 @@ from PySide6.QtGui import QBrush, QColor, QPainter, QPixmap, QRadialGradient
 from app.core.events import AssistantState
 from app.ui import face_features as features
 from app.ui import face_marks as marks
-from app.ui.face_pose import FaceColours, FacePose, breathing
+from app.ui.face_pose import FaceColours, FacePose, breathing, nod_offset
 
 
 def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: FacePose,
@@ -39,7 +39,8 @@ def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: Face
         _background(painter, rect, colours, pose)
     size = min(rect.width(), rect.height())
     breathe = breathing(size, pose.t)
-    centre = QPointF(rect.center().x(), rect.center().y() + size * 0.02 + breathe)
+    centre = QPointF(rect.center().x(),
+                     rect.center().y() + size * 0.02 + breathe + nod_offset(size, pose.nod))
     r = size * 0.3
     if head is not None and picture is None:
         centre = QPointF(round(centre.x()), round(centre.y()))

@@ -10,6 +10,7 @@ from PySide6.QtGui import QColor
 
 from app.core.events import AssistantState
 from app.personas.model import AvatarStyle
+from app.ui.face_expression import NEUTRAL, Expression
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,15 @@ class FacePose:
     """Seconds since the widget started, for breathing, pulses and the thinking dots."""
     message: str = ""
     """Shown under the face in the error state."""
+    expression: Expression = NEUTRAL
+    """Brows, eyes and mouth (``face_expression``), blended by the avatar."""
+    nod: float = 0.0
+    """0..1: how far down the head is in a nod."""
+
+
+def nod_offset(size: float, nod: float) -> float:
+    """How far (px) a nod moves the face down."""
+    return nod * size * 0.022
 
 
 def breathing(size: float, t: float) -> float:

@@ -127,7 +127,8 @@ class PersonaEditor(QDialog):
                 self.greeting.toPlainText(), self.language.currentText(),
                 self.switch_languages.isChecked(), self.voice.currentText(),
                 self.speed.value(), self.temperature.value(), self.reply_sentences.value(),
-                self.avatar_style().model_dump_json(), self._image)
+                self.avatar_style().model_dump_json(), self._image,
+                self.face_rows.expression())
 
     def reject(self) -> None:
         """Escape, Cancel or the close button: ask first when something was changed."""
@@ -219,7 +220,8 @@ class PersonaEditor(QDialog):
             self.context.preview.status.connect(self.preview_status.setText)
 
     def _face_section(self, layout: QVBoxLayout, p: Persona, image: Path | None) -> None:
-        self.face_rows = FaceRows(self, self._form(layout, "Face"), p.avatar, image)
+        self.face_rows = FaceRows(self, self._form(layout, "Face"), p.avatar, image,
+                                  p.expression)
         self.colours = self.face_rows.colours
 
     def _llm_section(self, layout: QVBoxLayout, p: Persona) -> None:
@@ -293,6 +295,7 @@ class PersonaEditor(QDialog):
             "languages": self._languages(language, base.get("languages", ())),
             "voice": {"kokoro": self.voice.currentText().strip(), "speed": self.speed.value()},
             "avatar": {**self.avatar_style().model_dump(), "image": self._image_name(persona_id)},
+            "expression": self.face_rows.expression().model_dump(),
             "llm": {
                 "temperature": None if temperature <= DEFAULT_TEMPERATURE + 1e-9 else temperature,
                 "reply_sentences": self.reply_sentences.value() or None,

@@ -1,5 +1,6 @@
-"""The persona editor's face rows: four colour buttons with a live thumbnail, and an
-optional picture that replaces the drawn face."""
+"""The persona editor's face rows: four colour buttons with a live thumbnail, an
+optional picture that replaces the drawn face, the resting expression and whether the
+face follows the reply's feelings."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ from pathlib import Path
 from pydantic import ValidationError
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
+    QCheckBox,
     QColorDialog,
+    QComboBox,
     QFileDialog,
     QFormLayout,
     QHBoxLayout,
@@ -19,6 +22,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from app.core.emotion import Emotion
+from app.personas.expression import ExpressionSettings
 from app.personas.loader import IMAGE_SUFFIXES
 from app.personas.model import AvatarStyle, Persona
 from app.ui import theme
@@ -27,6 +32,7 @@ from app.ui.sidebar import persona_thumbnail
 COLOUR_PARTS = (("background", "Background"), ("skin", "Skin"), ("hair", "Hair"),
                 ("accent", "Accent"))
 THUMB = 72
+EMOTION_NAMES = {Emotion.SMUG: "teasing"}
 
 
 class ColourButton(QPushButton):
@@ -56,7 +62,7 @@ class FaceRows:
     the chosen colours and picture."""
 
     def __init__(self, dialog: QWidget, form: QFormLayout, style: AvatarStyle,
-                 image: Path | None) -> None:
+                 image: Path | None, expression: ExpressionSettings | None = None) -> None:
         self._dialog = dialog
         self.image: Path | None = image
         self.face = QLabel()
@@ -92,6 +98,18 @@ class FaceRows:
         picture.addWidget(choose)
         picture.addWidget(clear)
         form.addRow("Picture", picture)
+        expression = expression or ExpressionSettings()
+        self.resting = QComboBox()
+        for emotion in Emotion:
+            self.resting.addItem(EMOTION_NAMES.get(emotion, emotion.value), emotion)
+        self.resting.setCurrentIndex(list(Emotion).index(expression.resting))
+        self.resting.setToolTip("The face between sentences and while idle")
+        form.addRow("Resting face", self.resting)
+        self.feelings = QCheckBox("Show the feeling of each sentence")
+        self.feelings.setChecked(expression.tags)
+        self.feelings.setToolTip("The reply marks each sentence with a feeling the face "
+                                 "shows (never spoken)")
+        form.addRow("", self.feelings)
         self.set_image(image)
 
     def set_image(self, path: Path | None) -> None:
@@ -105,6 +123,10 @@ class FaceRows:
                                                 str(Path.home()), f"Pictures ({patterns})")
         if chosen:
             self.set_image(Path(chosen))
+
+    def expression(self) -> ExpressionSettings:
+        return ExpressionSettings(resting=self.resting.currentData(),
+                                  tags=self.feelings.isChecked())
 
     def avatar_style(self) -> AvatarStyle:
         values = {key: button.colour for key, button in self.colours.items()}

@@ -1,6 +1,6 @@
 """Feeds the live transcript from the bridge: a confirmed or cancelled turn, its words as
 recognised, the reply's tokens and chunks, and how far playback has got (the avatar's
-mouth follows the same level)."""
+mouth follows the same level, its face each sentence's emotion and the user's pauses)."""
 
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ class TranscriptFeed:
         bridge.playback_ended.connect(
             lambda t, heard, interrupted: view.refresh(model.playback_ended(t, heard,
                                                                             interrupted)))
+        bridge.expression.connect(lambda _t, emotion, _at: avatar.cue(emotion))
+        bridge.playback_ended.connect(lambda *_: avatar.end_of_reply())
+        bridge.speech_paused.connect(avatar.nod)
 
     def _on_turn_cancelled(self, turn_id: int, reason: str) -> None:
         if reason in (REOPENED, NOT_THE_USER):  # joined to the next turn / not the user

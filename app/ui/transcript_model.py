@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from app.core.emotion import strip_tags
 from app.core.playback import heard_part
 
 
@@ -29,7 +30,7 @@ class TurnEntry:
 
     @property
     def full_reply(self) -> str:
-        text = "".join(self.tokens).strip()
+        text = strip_tags("".join(self.tokens)).strip()
         if text:
             return text
         return " ".join(t for _, (t, _) in sorted(self.chunks.items()))

@@ -162,6 +162,7 @@ class MainWindow(QMainWindow):
         body.setSpacing(16)
         stage, stage_layout = card(margins=14)
         self.avatar = AvatarWidget(self.persona.avatar)
+        self.avatar.set_resting(self.persona.expression.resting)
         face = QGridLayout()  # the pet button in the avatar's corner: no width taken
         self.pet_button = pet_button()
         face.addWidget(self.avatar, 0, 0)
@@ -295,6 +296,7 @@ class MainWindow(QMainWindow):
         """Switch conversation, voice and face at once; the prefix is warmed in the background."""
         self.persona = persona
         self.avatar.set_avatar_style(persona.avatar)
+        self.avatar.set_resting(persona.expression.resting)
         self.avatar.set_picture(load_picture(self.library.image_path(persona), 512))
         self.title.setText(persona.name)
         if self.conversations is not None:  # the persona's own conversation, resumed
