@@ -47,6 +47,13 @@ def ends_sentence_here(text: str, start: int, run_end: int, end: int, final: boo
     return not (word.lower() in _NUMBER_ABBREVIATIONS and follower.isdigit())
 
 
+def after_abbreviation(text: str) -> bool:
+    """Whether ``text`` ends with an abbreviation's dot ("Mr.", "No."): no chunk ends there."""
+    words = text.split()
+    word = words[-1].lstrip(_OPENERS) if words else ""
+    return word.endswith(".") and word[:-1].lower() in _ABBREVIATIONS | _NUMBER_ABBREVIATIONS
+
+
 def forced_end(text: str, lead: int, limit: int) -> int:
     """Cut an over-long chunk at the last safe space before limit, else inside a word."""
     for cut in range(limit, lead + 1, -1):

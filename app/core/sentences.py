@@ -47,7 +47,12 @@ from app.core.markup import (
     skip_spaces,
     spoken_words,
 )
-from app.core.sentence_ends import NUMBERISH, ends_sentence_here, forced_end
+from app.core.sentence_ends import (
+    NUMBERISH,
+    after_abbreviation,
+    ends_sentence_here,
+    forced_end,
+)
 
 _DIGIT_RUN = re.compile(r"\d[\d,.]*")
 _CLAUSE_MARKS = ",;:—、，；："
@@ -229,8 +234,8 @@ class SentenceGate:
         once the number is complete (a space or a letter after it), so "2" that becomes
         "222,750" is judged whole."""
         config = self._config
-        if config.number_break_min_words <= 0:
-            return False
+        if config.number_break_min_words <= 0 or after_abbreviation(text[lead:space]):
+            return False  # "Mr. 32,000", "No. 12,500" hold together
         end = end_of_run(text, start, NUMBERISH)
         if end == len(text):
             return False  # more digits may come

@@ -367,3 +367,11 @@ def test_plain_text_is_kept_and_split_only_where_allowed(text: str, cuts: list[i
         words = len(re.findall(r"\w+", chunk))  # "Hello .Hello;" is cleaned to "Hello.Hello;"
         at_clause = chunk[-1] in ",;:—" and words >= GateConfig().first_clause_min_words
         assert SENTENCE_END.search(chunk) or at_clause, chunks
+
+
+def test_an_abbreviation_before_a_long_number_holds_together() -> None:
+    """Found by the property test above: the early break before a long number ("about |
+    32,000 dollars") must not fall after "Mr." or "No."."""
+    for text in ("Say Hello Mr. 32,000 Hello", "See No. 12,500 now"):
+        gate = SentenceGate()
+        assert [*gate.push(text), *gate.flush()] == [text]
