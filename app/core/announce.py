@@ -9,6 +9,7 @@ Runs on the pipeline's controller thread.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable
 
 from app.core.events import PipelineEvent, PlaybackEnded, ReplyChunk, SpeechStarted
@@ -67,3 +68,47 @@ class Announcer:
             self.current = None
             if self.live.turn_id == event.turn_id:
                 self.live.turn_id = None
+
+
+class FirstWords:
+    """What the companion says unasked (a timer that rang): queued until a quiet moment,
+    in order; shown instead while muted; said again when talked over before a word was
+    heard; what was heard goes into the history like a reply (the controller commits)."""
+
+    POLL_S = 0.25
+    """How often a waiting text looks for a quiet moment."""
+
+    def __init__(self, announcer: Announcer) -> None:
+        self.announcer = announcer
+        self.waiting: deque[str] = deque()
+        self._speaking: dict[int, str] = {}
+
+    def add(self, text: str) -> None:
+        self.waiting.append(text)
+
+    def wait_s(self) -> float | None:
+        return self.POLL_S if self.waiting else None
+
+    def speak(self, quiet: bool, muted: bool) -> str | None:
+        """Say the next text if it is quiet; returns it instead when muted (to show)."""
+        if not self.waiting or self.announcer.current is not None:
+            return None
+        if muted:
+            return self.waiting.popleft()
+        if quiet:
+            text = self.waiting.popleft()
+            turn_id = self.announcer.say(text)
+            if turn_id is not None:
+                self._speaking[turn_id] = text
+        return None
+
+    def ended(self, event: PlaybackEnded) -> str | None:
+        """What was heard of a text said first (None: not one, or talked over at once,
+        and then it waits to be said again)."""
+        text = self._speaking.pop(event.turn_id, None)
+        if text is None:
+            return None
+        heard = event.heard_text.strip()
+        if not heard:
+            self.waiting.appendleft(text)
+        return heard or None

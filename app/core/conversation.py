@@ -74,6 +74,14 @@ class Conversation:
         self.exchanges.append((user_text, heard))
         self._fit()
 
+    def said_first(self, heard_text: str) -> None:
+        """What the companion said unasked (a timer that rang), as an exchange with no
+        words of the user's, so roles keep alternating; a request still unanswered stays."""
+        heard = heard_text.strip()
+        if heard:
+            self.exchanges.append(("", heard))
+            self._fit()
+
     def _fit(self) -> None:
         """Past the budget, drop oldest exchanges until a block of room is free."""
         if self._history_chars() <= self.max_history_chars:

@@ -29,14 +29,14 @@ from app.tools.builtin import builtin_registry
 from tests.pipeline.conftest import silence, voiced
 
 
-def _run(db: Path, persona: Persona, said: list[str], seconds_after: float,
+def _run(db: Path, persona: Persona, said: list[str], seconds_after: float, gap: float = 3.5,
          ) -> tuple[FakeLanguageModel, FakeSynthesizer]:
     llm = FakeLanguageModel(reply="The sea is wide and deep.")
     tts = FakeSynthesizer()
     engines = Engines(FakeVoiceActivity(), FakeRecognizer(said), llm, tts)
     parts = [silence(0.5)]
     for _ in said:
-        parts += [voiced(1.0), silence(3.5)]  # the answer plays to its end
+        parts += [voiced(1.0), silence(gap)]  # the answer plays to its end
     audio = np.concatenate([*parts, silence(seconds_after)])
     keeper = Keeper(open_database(db))
     try:
@@ -60,7 +60,7 @@ def test_a_timer_is_set_without_the_model_and_rings_by_itself(
         tmp_path: Path, persona: Persona) -> None:
     db = tmp_path / "hanasu.db"
     llm, tts = _run(db, persona, ["Set a timer for three seconds.",
-                                  "Tell me about the sea."], seconds_after=6.0)
+                                  "Tell me about the sea."], seconds_after=3.0, gap=7.0)
     assert len(llm.prompts) == 1  # only the question about the sea reached the model
     assert llm.prompts[0][-1].content.endswith("Tell me about the sea.")
     assert "Timer set for three seconds." in tts.texts
@@ -69,6 +69,8 @@ def test_a_timer_is_set_without_the_model_and_rings_by_itself(
         "Timer set for three seconds.")
     heard = _heard(db, persona)
     assert heard[0] == ("Set a timer for three seconds.", "Timer set for three seconds.")
+    # said first, so kept like any reply: no words of the user's, roles still alternate
+    assert ("", "Your three second timer is done.") in heard
     keeper = Keeper(open_database(db))
     try:
         assert ReminderStore(keeper.db).pending() == []  # rung once, not again
@@ -84,6 +86,7 @@ def test_a_timer_set_in_one_run_rings_in_the_next(tmp_path: Path, persona: Perso
     time.sleep(1.0)
     _, second = _run(db, persona, [], seconds_after=9.0)  # a restart, nobody speaking
     assert "Your eight second timer is done." in second.texts
+    assert _heard(db, persona)[-1] == ("", "Your eight second timer is done.")
 
 
 def _desk(tmp_path: Path) -> tuple[ToolDesk, ReminderStore, Keeper]:

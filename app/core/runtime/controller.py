@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import logging
 import queue
-from collections import deque
 from collections.abc import Callable
 from typing import assert_never
 
 from app.core.acknowledgement import Acknowledger
-from app.core.announce import Announcer
+from app.core.announce import Announcer, FirstWords
 from app.core.conversation import Conversation, history_budget_chars
-from app.core.events import PipelineEvent, SpeechStarted, Transcript, TurnCommitted
+from app.core.events import (
+    PipelineEvent,
+    PlaybackEnded,
+    SpeechStarted,
+    Transcript,
+    TurnCommitted,
+)
 from app.core.languages import base_language
 from app.core.ports import BudgetsPrompt, LanguageModel
 from app.core.runtime.config import MonotonicClock, PipelineConfig
@@ -67,9 +72,6 @@ def history_budget(llm: LanguageModel, system_prompt: str) -> int:
     return history_budget_chars(tokens, system_prompt)
 
 
-ANNOUNCE_POLL_S = 0.25
-"""How often a waiting announcement looks for a quiet moment."""
-
 class Controller:
     """Runs the turn machine on its own thread and carries out what it decides."""
 
@@ -96,8 +98,7 @@ class Controller:
             end_of_turn=EndOfTurnJudge(config.words_end_turns),
         )
         self.announcer = Announcer(stages.live, stages.playback, router.send, clock)
-        self.announcements: deque[str] = deque()
-        """What the companion will say first, once it is quiet (``Announce``)."""
+        self.first_words = FirstWords(self.announcer)
         self.acknowledger = Acknowledger(stages.playback, stages.live.is_live, self._observe)
         self._handling = False
         self.on_settled: Callable[[], None] = lambda: None
@@ -140,7 +141,7 @@ class Controller:
     def wait_s(self, now: float) -> float | None:
         """Seconds until the nearest deadline (None: none is set)."""
         waits = [self.acknowledger.wait_s(now),
-                 ANNOUNCE_POLL_S if self.announcements else None]
+                 self.first_words.wait_s()]
         deadline = self.machine.next_deadline()
         if deadline is not None:
             waits.append(max(0.0, deadline - now))
@@ -153,15 +154,11 @@ class Controller:
         self._announce_when_quiet()
 
     def _announce_when_quiet(self) -> None:
-        """The companion speaks first only into silence: no turn, no voice, nothing
-        playing; muted, it shows what it would have said."""
-        if not self.announcements or self.announcer.current is not None:
-            return
         phase = self.machine.phase
-        if phase is Phase.MUTED:
-            self.telemetry.post(EngineNotice(self.announcements.popleft(), self.clock.now()))
-        elif phase is Phase.IDLE and self.stages.playback.idle():
-            self.announcer.say(self.announcements.popleft())
+        quiet = phase is Phase.IDLE and self.stages.playback.idle()
+        shown = self.first_words.speak(quiet, muted=phase is Phase.MUTED)
+        if shown is not None:
+            self.telemetry.post(EngineNotice(shown, self.clock.now()))
 
     def handle(self, message: ControlMessage) -> None:
         now = self.clock.now()
@@ -172,7 +169,7 @@ class Controller:
                 if self.machine.live_turn_id is None or not text:
                     self.announcer.say(text)
             case Announce(text=text):
-                self.announcements.append(text)
+                self.first_words.add(text)
             case TypedRequest(text=text):
                 self.stages.live.activity += 1  # background LLM work stops for the user
                 self.announcer.say("")  # a greeting still going stops for the request
@@ -194,6 +191,11 @@ class Controller:
         if isinstance(event, Transcript) and event.language is not None:
             self.history.language_heard(event.turn_id, event.language)
         self.announcer.observe(event, self.machine.barge_in.enabled)
+        if isinstance(event, PlaybackEnded):
+            heard = self.first_words.ended(event)
+            if heard:  # said first and heard: kept like a reply
+                self.history.conversation.said_first(heard)
+                self._observe(TurnCommitted(event.turn_id, "", heard, self.history.key))
         self._observe(event)
         self.execute(self.machine.handle(event))
 
