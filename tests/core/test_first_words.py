@@ -52,7 +52,7 @@ def test_muted_it_is_shown_not_said() -> None:
 
 
 def test_talked_over_before_a_word_it_is_said_again_later() -> None:
-    words, sent = _first_words()
+    words, _sent = _first_words()
     words.add("Your timer is done.")
     words.speak(quiet=True, muted=False)
     turn_id = words.announcer.current
