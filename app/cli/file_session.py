@@ -26,6 +26,7 @@ from app.core.telemetry import EngineNotice, ReplyFailed
 from app.personas import Persona
 from app.personas.switch import persona_switch
 from app.personas.text import plain_text
+from app.storage.check_ins import CheckIns
 from app.storage.keeper import Keeper, attach
 from app.storage.tool_desk import attach_tools
 
@@ -91,6 +92,8 @@ def run_file(
     echo_room = EchoRoom(speaker, room.delay_s, room.gain) if room else None
     mic = FileMicrophone(audio, clock, room=echo_room)
     desk = None
+    check_ins = CheckIns(pipeline, persona.checkin)
+    pipeline.add_observer(check_ins.observe)
     if keeper is not None:
         attach(keeper, pipeline, persona.id, persona.full_system_prompt(), new_conversation)
         desk = attach_tools(pipeline, keeper.db)
@@ -101,9 +104,11 @@ def run_file(
     # the app's own output path: the feeder keeps the ring filled, the speaker only copies
     speaker.start(pipeline.device_output(engines.tts.sample_rate // 100).read_into)
     mic.start(pipeline.push_audio)
+    check_ins.start()
     try:
         _wait_for_replies(pipeline, clock, mic.duration, max_wait_s, stop)
     finally:
+        check_ins.stop()
         if desk is not None:
             desk.stop()
         mic.stop()

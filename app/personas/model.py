@@ -20,6 +20,7 @@ from app.core import languages as core_languages
 from app.core.acknowledgement import DEFAULT_AFTER_S as DEFAULT_ACK_AFTER_S
 from app.core.acknowledgement import default_phrases as default_ack_phrases
 from app.core.languages import SPEECH_LANGUAGES, base_language
+from app.personas.check_in import CheckInSettings
 from app.personas.expression import ExpressionSettings
 from app.personas.rules import CHARACTER_RULES, prompt_rules
 from app.personas.text import plain_text
@@ -228,6 +229,7 @@ class Persona(BaseModel):
     llm: LlmSettings = LlmSettings()
     acknowledgement: AcknowledgementSettings = AcknowledgementSettings()
     expression: ExpressionSettings = ExpressionSettings()
+    checkin: CheckInSettings = CheckInSettings()
     card: CardOrigin | None = None
 
     @field_validator("name", "description", mode="before")

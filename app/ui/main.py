@@ -137,6 +137,7 @@ def run_app(fake_engines: bool = False) -> int:
         if _exit_when_ready():
             QTimer.singleShot(300, app.quit)
 
+    window.persona_changed.connect(lambda persona: session.use_persona(persona))
     session.progress.connect(window.show_progress)
     session.ready.connect(lambda pipeline: window.attach_pipeline(pipeline, session.persona_id))
     session.ready.connect(ready)

@@ -25,6 +25,7 @@ from app.engines import (
     warm_engines,
 )
 from app.personas.model import Persona
+from app.storage.check_ins import CheckIns
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings, pipeline_config
 from app.storage.tool_desk import ToolDesk, attach_tools
@@ -49,6 +50,8 @@ class Running:
     persona_id: str
     """The persona whose prompt the pipeline was built with."""
     tools: ToolDesk | None = None
+    check_ins: CheckIns | None = None
+    """The persona's check-ins after a long silence (``use`` on a persona switch)."""
 
 
 def audio_disabled() -> bool:
@@ -66,6 +69,8 @@ def stop_running(running: Running | None) -> None:
             log.exception("closing audio devices failed")
     if running.tools is not None:
         running.tools.stop()
+    if running.check_ins is not None:
+        running.check_ins.stop()
     running.pipeline.stop()
 
 
@@ -159,10 +164,19 @@ class Session(QObject):
             pipeline.add_observer(self.keeper.observer(pipeline))
             pipeline.set_context_provider(self.keeper.context)
         tools = attach_tools(pipeline, self.keeper.db) if self.keeper is not None else None
+        check_ins = CheckIns(pipeline, persona.checkin)
+        pipeline.add_observer(check_ins.observe)
         pipeline.start()
+        check_ins.start()
         pipeline.set_muted(settings.muted)
         devices = None if audio_disabled() else self._open_devices(settings, pipeline, report)
-        return Running(pipeline, devices, persona.id, tools)
+        return Running(pipeline, devices, persona.id, tools, check_ins)
+
+    def use_persona(self, persona: Persona) -> None:
+        """The window switched persona: its check-in settings from now on."""
+        running = self.running
+        if running is not None and running.check_ins is not None:
+            running.check_ins.use(persona.checkin)
 
     def _warm(self, engines: Engines, persona: Persona) -> None:
         """Warm every engine. A language model server that is down or refusing is not
