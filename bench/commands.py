@@ -23,6 +23,7 @@ SUBCOMMANDS = {
     "conversation": ("bench.conversation",
                      "one long spoken conversation: V2V per turn from the audio, held-out set"),
     "turns": ("bench.turns", "end-of-turn cut-offs and late ends, barge-in, phantoms"),
+    "echo": ("bench.echo", "what is left of its own voice after the echo canceller, per room"),
     "soak": ("bench.soak", "1,000 fake-engine turns on the window: RSS growth, GUI stalls"),
 }
 """name -> (module with add_arguments/main, description)."""
