@@ -48,8 +48,10 @@ _JA_FIND = re.compile(r"^(?P<q>.+?)(?:について|のこと|に関して)(?:何
 _JA_CALC = re.compile(r"^(?P<e>.+?)(?:は|って)(?:いくつ|何|なん|なに)?(?:ですか|でしょう|か)?$")
 
 _ZH_TIMER = [
-    re.compile(rf"^(?:帮我|请|给我)?(?:设|设置|定|设定|开|来|定个)?(?:一个|个)?(?P<dur>{_ZH_DUR})"
-               r"的?(?:计时器|定时器|倒计时|闹钟)(?:吧)?$"),
+    # the verb as heard: 设 often comes back as a sound-alike (社, 射, 摄) or 随; 计时器 as
+    # 计时期 or 计时机: the duration and the timer word make the request, not the verb
+    re.compile(rf"^(?:帮我|请|给我)?(?:设置|设定|定个|设|定|开|来|社|射|摄|涉|随)?(?:一个|个)?"
+               rf"(?P<dur>{_ZH_DUR})的?(?:计时器|计时期|计时机|定时器|倒计时|闹钟)(?:吧)?$"),
     re.compile(rf"^(?:帮我|请)?(?:计时|倒计时)(?P<dur>{_ZH_DUR})(?:吧)?$"),
 ]
 _ZH_REMIND = [

@@ -123,6 +123,7 @@ def test_japanese(text: str, call: tuple[str, dict[str, object]]) -> None:
     ("帮我设一个5分钟的计时器。", ("set_timer", {"seconds": 300})),
     ("十五分钟的倒计时", ("set_timer", {"seconds": 900})),
     ("设一个两分半钟的计时器", ("set_timer", {"seconds": 150})),
+    ("随一个四秒的计时期。", ("set_timer", {"seconds": 4})),  # as Whisper heard Kokoro say it
     ("提醒我六点给妈妈打电话",
      ("set_reminder", {"text": "给妈妈打电话", "at": "18:00", "date": TODAY})),
     ("明天九点提醒我给银行打电话",
