@@ -158,7 +158,8 @@ class Session(QObject):
         if self.keeper is not None:  # the window loads the conversation on ready
             pipeline.add_observer(self.keeper.observer(pipeline))
             pipeline.set_context_provider(self.keeper.context)
-        tools = attach_tools(pipeline, self.keeper.db) if self.keeper is not None else None
+        tools = (attach_tools(pipeline, self.keeper.db, on_ring=self._post)
+                 if self.keeper is not None else None)  # rings shown in the window too
         pipeline.start()
         pipeline.set_muted(settings.muted)
         devices = None if audio_disabled() else self._open_devices(settings, pipeline, report)
