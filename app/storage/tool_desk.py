@@ -6,7 +6,9 @@ kept in the history like the model's (``VoicePipeline.set_reply_script``). The e
 model cannot call tools; the rules work with any model, in English, Japanese and Mandarin.
 A reply that was never heard (a speculative turn the user talked on through) takes back
 the timers it set, so finishing the sentence does not set a second one. Timers and
-reminders that come due are said first, once nobody is talking (``announce``).
+reminders that come due are said first, once nobody is talking (``announce``), and each is
+handed to ``on_ring`` (the window shows it); ``pending`` and ``cancel`` serve the window's
+list of timers.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 
 from app.core.events import PipelineEvent, TurnCancelled, TurnCommitted
@@ -26,7 +29,7 @@ from app.storage.reminders import ReminderStore
 from app.tools import intents, phrases
 from app.tools.builtin import builtin_registry
 from app.tools.clock import Now, local_now
-from app.tools.records import ReminderBook
+from app.tools.records import Reminder, ReminderBook
 from app.tools.spec import ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -39,10 +42,20 @@ TAKEN_BACK = (REOPENED, USER_RESUMED)
 """Cancellations that leave the request open: what its tool did is undone."""
 
 
+@dataclass(frozen=True)
+class Rang:
+    """A timer or reminder came due: ``text`` is what is said (or shown, while muted)."""
+
+    reminder: Reminder
+    text: str
+
+
 class ToolDesk:
     def __init__(self, registry: ToolRegistry, reminders: ReminderBook,
-                 now: Now = local_now) -> None:
+                 now: Now = local_now, on_ring: Callable[[Rang], None] | None = None) -> None:
         self.registry, self.reminders, self._now = registry, reminders, now
+        self.on_ring = on_ring
+        """Told of each ring before it is said (called on the ticker thread: post only)."""
         self._lock = threading.Lock()
         """The controller thread answers, the telemetry thread takes back, the ticker rings."""
         self._set_by_turn: dict[int, set[int]] = {}
@@ -76,13 +89,28 @@ class ToolDesk:
                 for reminder_id in self._set_by_turn.pop(event.turn_id, set()):
                     self.reminders.cancel(reminder_id)
 
+    def pending(self) -> list[Reminder]:
+        """The timers and reminders still to ring, soonest first (the window's list)."""
+        with self._lock:
+            return self.reminders.pending()
+
+    def cancel(self, reminder_id: int) -> bool:
+        """Cancel one (from the window); False when it had already rung or gone."""
+        with self._lock:
+            for made in self._set_by_turn.values():
+                made.discard(reminder_id)
+            return self.reminders.cancel(reminder_id)
+
     def ring_due(self, say: Callable[[str], None], now: float | None = None) -> int:
         """Say every timer and reminder that came due (once each); returns how many."""
         with self._lock:
             due = self.reminders.due(time.time() if now is None else now)
             for reminder in due:
                 zone = self._now().tzinfo
-                say(phrases.fired(reminder, datetime.fromtimestamp(reminder.due_at, zone)))
+                text = phrases.fired(reminder, datetime.fromtimestamp(reminder.due_at, zone))
+                if self.on_ring is not None:  # first: the window has it before any notice
+                    self.on_ring(Rang(reminder, text))
+                say(text)
                 self.reminders.mark_fired(reminder.id)
         return len(due)
 
@@ -103,10 +131,12 @@ class ToolDesk:
             self._ticker.join(2)
 
 
-def attach_tools(pipeline: VoicePipeline, db: Database) -> ToolDesk:
-    """The built-in tools on ``pipeline``: requests they answer, and timers that ring."""
+def attach_tools(pipeline: VoicePipeline, db: Database,
+                 on_ring: Callable[[Rang], None] | None = None) -> ToolDesk:
+    """The built-in tools on ``pipeline``: requests they answer, and timers that ring
+    (each also handed to ``on_ring``)."""
     reminders = ReminderStore(db)
-    desk = ToolDesk(builtin_registry(reminders, NoteStore(db)), reminders)
+    desk = ToolDesk(builtin_registry(reminders, NoteStore(db)), reminders, on_ring=on_ring)
     pipeline.set_reply_script(desk.reply)
     pipeline.add_observer(desk.observe)
     desk.start(pipeline.announce)

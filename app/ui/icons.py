@@ -1,5 +1,5 @@
-"""Small icons drawn in code (mic, mic off, gauge, pet), so they are crisp at any scale and
-theme."""
+"""Small icons drawn in code (mic, mic off, gauge, pet, timer, bell), so they are crisp at
+any scale and theme."""
 
 from __future__ import annotations
 
@@ -58,6 +58,34 @@ def pet_icon(colour: str = "#e8eaf2") -> QIcon:
     painter.setBrush(QColor(colour))
     painter.drawEllipse(QPointF(36, 38), 2.6, 2.6)
     painter.drawEllipse(QPointF(48, 38), 2.6, 2.6)
+    painter.end()
+    return QIcon(pixmap)
+
+
+def timer_icon(colour: str = "#e8eaf2") -> QIcon:
+    """A stopwatch: a timer (so long from now)."""
+    pixmap, painter = _canvas()
+    painter.setPen(_pen(colour))
+    painter.drawEllipse(QPointF(32, 36), 21, 21)
+    painter.drawLine(QPointF(32, 36), QPointF(32, 24))
+    painter.drawLine(QPointF(26, 7), QPointF(38, 7))
+    painter.drawLine(QPointF(32, 7), QPointF(32, 14))
+    painter.end()
+    return QIcon(pixmap)
+
+
+def bell_icon(colour: str = "#e8eaf2") -> QIcon:
+    """A bell: a reminder (at a time of day)."""
+    pixmap, painter = _canvas()
+    painter.setPen(_pen(colour))
+    painter.drawArc(QRectF(16, 10, 32, 34), 0, 180 * 16)
+    painter.drawLine(QPointF(16, 27), QPointF(14, 46))
+    painter.drawLine(QPointF(48, 27), QPointF(50, 46))
+    painter.drawLine(QPointF(10, 47), QPointF(54, 47))
+    painter.drawLine(QPointF(32, 6), QPointF(32, 10))
+    painter.setPen(Qt.PenStyle.NoPen)
+    painter.setBrush(QColor(colour))
+    painter.drawEllipse(QPointF(32, 54), 5, 5)
     painter.end()
     return QIcon(pixmap)
 

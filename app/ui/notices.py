@@ -58,7 +58,8 @@ class NoticeArea:
         self.button.setObjectName("noticesButton")
         self.button.setCheckable(True)
         self.button.setIconSize(QSize(16, 16))
-        self.button.setToolTip("Things Hanasu noticed (skipped files, resets, fallbacks)")
+        self.button.setToolTip("Things Hanasu noticed (timers that rang, skipped files, "
+                               "resets, fallbacks)")
         self.button.setStyleSheet(_BUTTON_STYLE)
         self.button.toggled.connect(self._show_panel)
         self.button.hide()
@@ -87,10 +88,11 @@ class NoticeArea:
         """The notices shown now, oldest first."""
         return list(self._messages)
 
-    def add(self, text: str) -> None:
-        """Add one notice (identical ones are shown once: a restart repeats them)."""
+    def add(self, text: str, once: bool = True) -> None:
+        """Add one notice (identical ones are shown once: a restart repeats them; ``once``
+        False for news that may come twice, such as two timers ringing alike)."""
         text = " ".join(text.split())
-        if not text or text in self._messages:
+        if not text or (once and text in self._messages):
             return
         if len(self._messages) >= MAX_NOTICES:
             self._dropped += 1

@@ -163,7 +163,8 @@ class Session(QObject):
         if self.keeper is not None:  # the window loads the conversation on ready
             pipeline.add_observer(self.keeper.observer(pipeline))
             pipeline.set_context_provider(self.keeper.context)
-        tools = attach_tools(pipeline, self.keeper.db) if self.keeper is not None else None
+        tools = (attach_tools(pipeline, self.keeper.db, on_ring=self._post)
+                 if self.keeper is not None else None)  # rings shown in the window too
         check_ins = CheckIns(pipeline, persona.checkin)
         pipeline.add_observer(check_ins.observe)
         pipeline.start()

@@ -1,5 +1,6 @@
-"""The system tray icon: show/hide the window, mute, the desktop pet and its click-through
-(the one place left to turn that off), quit (only where a tray exists)."""
+"""The system tray icon: show/hide the window, mute, timers and reminders, the desktop pet
+and its click-through (the one place left to turn that off), quit (only where a tray
+exists)."""
 
 from __future__ import annotations
 
@@ -32,7 +33,7 @@ def create_tray(window: MainWindow) -> QSystemTrayIcon | None:
     toggle.triggered.connect(show_or_hide)
     menu.aboutToShow.connect(relabel)
     menu.addAction(toggle)
-    menu.addAction(window.mute_action)
+    menu.addActions([window.mute_action, window.timers.action])
     menu.addActions([window.pet.action, window.pet.click_through_action])
     menu.addSeparator()
     menu.addAction(window.quit_action)

@@ -49,6 +49,7 @@ from app.ui.type_box import TypeBox
 from app.ui.window_alerts import WindowAlerts
 from app.ui.window_header import WindowHeader
 from app.ui.window_menus import WindowMenus
+from app.ui.window_timers import WindowTimers
 
 log = logging.getLogger(__name__)
 
@@ -102,6 +103,7 @@ class MainWindow(QMainWindow):
         self.closing = CloseToTray(self)
         self.pet = PetMode(self)
         """The desktop pet: only the character, instead of this window."""
+        self.timers = WindowTimers(self)
         self.menus = WindowMenus(self)
         self.mute_action = self.menus.mute_action
         self.hud_action = self.menus.hud_action

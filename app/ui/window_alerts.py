@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from app.core.events import AssistantState
 from app.core.telemetry import EngineNotice, ReplyFailed, TurnTimed
+from app.storage.tool_desk import Rang
 from app.ui.cards import Banner
 from app.ui.notices import Notice
 
@@ -84,8 +85,11 @@ class WindowAlerts:
             window.hud.show_turn(item.timeline)
         elif isinstance(item, Notice):
             window.add_notice(item.text)
+        elif isinstance(item, Rang):  # a timer or reminder came due
+            window.timers.rang(item)
         elif isinstance(item, EngineNotice):  # e.g. a language's voice fell back to eSpeak
-            window.add_notice(item.message)
+            if not window.timers.already_shown(item.message):  # a ring said while muted
+                window.add_notice(item.message)
         elif isinstance(item, ReplyFailed):  # the persona said sorry aloud; here is why
             window.add_notice(f"{window.persona.name} could not answer and apologised: "
                               f"{item.message}")

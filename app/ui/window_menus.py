@@ -1,5 +1,6 @@
 """The main window's menus and shortcuts: Hanasu (Settings, Models, Quit), View (Mute,
-Latency HUD, Desktop pet) and Help (About, shortcuts, the data folder, reporting a problem).
+Latency HUD, Timers and reminders, Desktop pet) and Help (About, shortcuts, the data
+folder, reporting a problem).
 
 The actions are also added to the window itself, so their shortcuts work while the menu
 bar is hidden or another widget has focus.
@@ -45,13 +46,13 @@ class WindowMenus:
         self.hud_action.setShortcut(QKeySequence("Ctrl+L"))
         self.hud_action.toggled.connect(window.set_hud_visible)
         window.hud_button.toggled.connect(self.hud_action.setChecked)
-        view.addActions([self.mute_action, self.hud_action])
+        view.addActions([self.mute_action, self.hud_action, window.timers.action])
         view.addSeparator()
         view.addActions([window.pet.action, window.pet.click_through_action])
         view.addSeparator()
         view.addAction(window.closing.action)
         window.addActions([self.settings_action, self.mute_action, self.hud_action,
-                           window.pet.action, self.quit_action])
+                           window.timers.action, window.pet.action, self.quit_action])
 
     def add_help_menu(self) -> None:
         """The last menu (after the Conversation and Personas menus, built later)."""
