@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.core.emotion import Emotion
 from app.storage.safe_read import MIB
 
 MAX_LAYER_FILES = 32
-"""Pictures one avatar may name (a base, five mouths, eyes and eight feelings is 15)."""
+"""Pictures an imported folder or zip may hold (an avatar names at most 13)."""
 MAX_LAYER_BYTES = 4 * MIB
 """Each picture file; a 4096-pixel PNG of flat art is well under this."""
 MAX_LAYERS_TOTAL_BYTES = 32 * MIB
@@ -78,13 +78,6 @@ class AvatarLayers(BaseModel):
                                  f"{', '.join(sorted(known))}")
             checked[emotion] = check_layer_name(name)
         return checked
-
-    @model_validator(mode="after")
-    def _count(self) -> AvatarLayers:
-        if len(self.files()) > MAX_LAYER_FILES:
-            raise ValueError(f"avatar.layers names {len(self.files())} pictures; the limit "
-                             f"is {MAX_LAYER_FILES}")
-        return self
 
     def files(self) -> list[str]:
         """Every picture named, once each, base first."""
