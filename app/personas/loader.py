@@ -70,6 +70,11 @@ class PersonaLibrary:
             return None
         return resolve_image(source.parent, name)
 
+    def folder(self, persona: Persona) -> Path | None:
+        """The folder of the persona's file (its pictures' paths are relative to it)."""
+        source = self.sources.get(persona.id)
+        return None if source is None else source.parent
+
     def get(self, persona_id: str) -> Persona:
         for persona in self.personas:
             if persona.id == persona_id:

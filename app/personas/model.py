@@ -20,6 +20,7 @@ from app.core import languages as core_languages
 from app.core.acknowledgement import DEFAULT_AFTER_S as DEFAULT_ACK_AFTER_S
 from app.core.acknowledgement import default_phrases as default_ack_phrases
 from app.core.languages import SPEECH_LANGUAGES, base_language
+from app.personas.avatar_layers import AvatarLayers
 from app.personas.check_in import CheckInSettings
 from app.personas.expression import ExpressionSettings
 from app.personas.rules import CHARACTER_RULES, prompt_rules
@@ -98,7 +99,9 @@ class AvatarStyle(BaseModel):
 
     ``image`` is a PNG or JPEG file name, relative to the folder of the persona's file
     (an imported character card's picture is copied there); when it loads, the sidebar
-    and the stage show it instead of the drawn face."""
+    and the stage show it instead of the drawn face, breathing, with a soft mouth at
+    ``mouth_at`` (fractions of its width and height; default lower middle) while it speaks.
+    ``layers`` (``[avatar.layers]``) is a layered-PNG avatar, shown instead of both."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -107,6 +110,16 @@ class AvatarStyle(BaseModel):
     accent: str = "#6c8cff"
     background: str = "#1d2233"
     image: str | None = Field(default=None, max_length=MAX_SHORT_TEXT_CHARS)
+    mouth_at: tuple[float, float] | None = None
+    layers: AvatarLayers | None = None
+
+    @field_validator("mouth_at")
+    @classmethod
+    def _inside(cls, value: tuple[float, float] | None) -> tuple[float, float] | None:
+        if value is not None and not all(0.0 <= v <= 1.0 for v in value):
+            raise ValueError(f"avatar.mouth_at: expected two fractions 0..1 like [0.5, 0.7], "
+                             f"got {list(value)}")
+        return value
 
     @field_validator("skin", "hair", "accent", "background")
     @classmethod

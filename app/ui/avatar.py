@@ -29,9 +29,10 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 from app.core.emotion import Emotion
 from app.core.events import AssistantState
 from app.personas.model import AvatarStyle
-from app.ui.face import paint_face, render_backdrop, render_head
+from app.ui.face import paint_face, paint_marks, render_backdrop, render_head
 from app.ui.face_expression import NEUTRAL, Expression, ExpressionDriver
 from app.ui.face_pose import FaceColours, FacePose, breathing, eye_drift
+from app.ui.layered_avatar import LayeredPainter, LayerImages
 
 FRAME_MS = 30
 CALM_FRAME_MS = 200
@@ -65,6 +66,8 @@ class AvatarWidget(QWidget):
         self._head: QPixmap | None = None
         """The cached hair and head (``render_head``), with the backdrop per size/persona."""
         self._picture: QPixmap | None = None
+        self._layered: LayeredPainter | None = None
+        """A layered-PNG avatar (``layered_avatar``), shown instead of face and picture."""
         self._backdrop_key: tuple[object, ...] | None = None
         self._state = AssistantState.IDLE
         self._message = ""
@@ -123,6 +126,31 @@ class AvatarWidget(QWidget):
         self.update()
         self.looks_changed.emit()
 
+    def set_layers(self, layers: LayerImages | None) -> None:
+        """A persona's layered avatar (decoded by ``layered_avatar.load_layers``); None:
+        the picture or the drawn face."""
+        if self.layers is layers:
+            return
+        self._layered = None if layers is None else LayeredPainter(layers)
+        self.update()
+        self.looks_changed.emit()
+
+    @property
+    def layers(self) -> LayerImages | None:
+        return None if self._layered is None else self._layered.images
+
+    @property
+    def layered(self) -> LayeredPainter | None:
+        return self._layered
+
+    @property
+    def feeling(self) -> Emotion:
+        """The emotion a layered avatar shows now: the sentence's while one plays, else
+        the resting one."""
+        if self._state is AssistantState.SPEAKING and self._driver.spoken is not None:
+            return self._driver.spoken
+        return self._driver.resting
+
     def mirror(self, source: AvatarWidget) -> None:
         """Show what ``source`` shows: its state, message, style, picture and expression
         (its resting face, the sentence's emotion, its nods)."""
@@ -130,6 +158,8 @@ class AvatarWidget(QWidget):
             self.set_avatar_style(source.avatar_style)
         if self._picture is not source.picture:
             self.set_picture(source.picture)
+        if self.layers is not source.layers:
+            self.set_layers(source.layers)
         if (self._state, self._message) != (source.state, source.message):
             self.set_state(source.state, source.message)
         if self._driver.resting is not source.resting:
@@ -302,9 +332,18 @@ class AvatarWidget(QWidget):
             self._head = render_head(min(self.width(), self.height()), self._colours, ratio)
             self._backdrop_key = key
         painter = QPainter(self)
-        paint_face(painter, QRectF(self.rect()), self._colours, self.pose(),
-                   backdrop=self._backdrop, picture=self._picture, head=self._head,
-                   bare=self._bare)
+        rect, pose = QRectF(self.rect()), self.pose()
+        if self._layered is not None:
+            if self._backdrop is not None:
+                painter.drawPixmap(rect.topLeft(), self._backdrop)
+            self._layered.paint(painter, rect, self._colours, pose, self.feeling, ratio)
+            size = min(rect.width(), rect.height())
+            paint_marks(painter, rect, rect.center(), size * 0.3, self._colours, pose,
+                        bare=self._bare)
+        else:
+            paint_face(painter, rect, self._colours, pose, backdrop=self._backdrop,
+                       picture=self._picture, head=self._head, bare=self._bare,
+                       mouth_at=self._style.mouth_at)
         painter.end()
         size = min(self.width(), self.height())
         self._painted = (self._state, self._blink, self._mouth, breathing(size, self._t),

@@ -18,19 +18,21 @@ from app.core.events import AssistantState
 from app.ui import face_features as features
 from app.ui import face_marks as marks
 from app.ui.face_pose import FaceColours, FacePose, breathing, nod_offset
+from app.ui.layered_avatar import breath_stretch, paint_picture_mouth
 
 
 def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: FacePose,
                *, decorations: bool = True, backdrop: QPixmap | None = None,
                picture: QPixmap | None = None, head: QPixmap | None = None,
-               bare: bool = False) -> None:
+               bare: bool = False, mouth_at: tuple[float, float] | None = None) -> None:
     """Paint the whole avatar into ``rect``; ``decorations`` off for tiny thumbnails;
     ``bare``: no background card, and a state's tint only over the face (the desktop pet
     stands on the desktop itself, where a square would show).
     ``backdrop`` is a cached ``render_backdrop`` of the same size (gradients are slow).
     ``picture`` (a persona's image, already round) replaces the drawn face. ``head`` is a
     cached ``render_head`` of the same size: the face then moves with its breath in whole
-    pixels (eyes and mouth with it), so the cached hair and head stay sharp."""
+    pixels (eyes and mouth with it), so the cached hair and head stay sharp. A picture
+    breathes (a slight stretch) and gets a soft mouth at ``mouth_at`` while it speaks."""
     painter.save()
     painter.setRenderHint(QPainter.RenderHint.Antialiasing)
     if backdrop is not None:
@@ -48,8 +50,10 @@ def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: Face
         marks.ring(painter, centre, r, colours, pose)
     if picture is not None:
         side = r * 2.3
-        painter.drawPixmap(QRectF(centre.x() - side / 2, centre.y() - side / 2, side, side),
-                           picture, QRectF(picture.rect()))
+        tall = side * breath_stretch(pose.t)
+        square = QRectF(centre.x() - side / 2, centre.y() + side / 2 - tall, side, tall)
+        painter.drawPixmap(square, picture, QRectF(picture.rect()))
+        paint_picture_mouth(painter, square, pose.mouth, mouth_at)
     else:
         if head is not None:
             half = head_half_side(r)
@@ -61,6 +65,14 @@ def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: Face
         features.eyes(painter, centre, r, colours, pose)
         features.brows(painter, centre, r, colours, pose)
         features.mouth(painter, centre, r, colours, pose)
+    paint_marks(painter, rect, centre, r, colours, pose, decorations=decorations, bare=bare)
+    painter.restore()
+
+
+def paint_marks(painter: QPainter, rect: QRectF, centre: QPointF, r: float,
+                colours: FaceColours, pose: FacePose, *, decorations: bool = True,
+                bare: bool = False) -> None:
+    """What a state adds over any face: thinking dots, the muted or failed tint and badge."""
     if decorations and pose.state is AssistantState.THINKING:
         marks.thinking_dots(painter, centre, r, colours, pose)
     if pose.state is AssistantState.MUTED:
@@ -71,7 +83,6 @@ def paint_face(painter: QPainter, rect: QRectF, colours: FaceColours, pose: Face
         _tint(painter, rect, QColor(200, 30, 50, 60), bare)
         if decorations:
             marks.error_badge(painter, rect, centre, r, pose.message)
-    painter.restore()
 
 
 def _tint(painter: QPainter, rect: QRectF, colour: QColor, bare: bool) -> None:

@@ -128,7 +128,7 @@ class PersonaEditor(QDialog):
                 self.switch_languages.isChecked(), self.voice.currentText(),
                 self.speed.value(), self.temperature.value(), self.reply_sentences.value(),
                 self.avatar_style().model_dump_json(), self._image,
-                self.face_rows.expression())
+                self.face_rows.expression(), self.face_rows.layers_for("-"))
 
     def reject(self) -> None:
         """Escape, Cancel or the close button: ask first when something was changed."""
@@ -294,7 +294,8 @@ class PersonaEditor(QDialog):
             "language": language,
             "languages": self._languages(language, base.get("languages", ())),
             "voice": {"kokoro": self.voice.currentText().strip(), "speed": self.speed.value()},
-            "avatar": {**self.avatar_style().model_dump(), "image": self._image_name(persona_id)},
+            "avatar": {**self.avatar_style().model_dump(), "image": self._image_name(persona_id),
+                       "layers": self.face_rows.layers_for(persona_id)},
             "expression": self.face_rows.expression().model_dump(),
             "llm": {
                 "temperature": None if temperature <= DEFAULT_TEMPERATURE + 1e-9 else temperature,
@@ -344,6 +345,7 @@ class PersonaEditor(QDialog):
             return
         try:
             self._copy_image(persona)
+            self.face_rows.install(self.context.folder, persona.id)
             self.saved_path = save_persona(persona, self.context.folder, self.existing)
         except (PersonaSaveError, OSError, ValueError) as exc:
             self.show_error(f"Not saved: {exc}")

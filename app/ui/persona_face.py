@@ -17,16 +17,20 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QLineEdit,
+    QMenu,
     QPushButton,
     QVBoxLayout,
     QWidget,
 )
 
 from app.core.emotion import Emotion
+from app.personas.avatar_import import describe, install
+from app.personas.avatar_layers import AvatarFileError, AvatarLayers
 from app.personas.expression import ExpressionSettings
 from app.personas.loader import IMAGE_SUFFIXES
 from app.personas.model import AvatarStyle, Persona
 from app.ui import theme
+from app.ui.avatar_import_dialog import AvatarImportDialog, StagedAvatar
 from app.ui.sidebar import persona_thumbnail
 
 COLOUR_PARTS = (("background", "Background"), ("skin", "Skin"), ("hair", "Hair"),
@@ -110,7 +114,87 @@ class FaceRows:
         self.feelings.setToolTip("The reply marks each sentence with a feeling the face "
                                  "shows (never spoken)")
         form.addRow("", self.feelings)
+        self.layers = style.layers
+        self.mouth_at = style.mouth_at
+        self.staged: StagedAvatar | None = None
+        self.layers_name = QLineEdit()
+        self.layers_name.setReadOnly(True)
+        self.layers_name.setPlaceholderText("None: the picture or the drawn face")
+        importer = QPushButton("Import avatar…")
+        menu = QMenu(importer)
+        menu.addAction("From a folder…", self._import_folder)
+        menu.addAction("From a .zip…", self._import_zip)
+        importer.setMenu(menu)
+        drop = QPushButton("Remove")
+        drop.clicked.connect(self.remove_layers)
+        layered = QHBoxLayout()
+        layered.addWidget(self.layers_name, 1)
+        layered.addWidget(importer)
+        layered.addWidget(drop)
+        form.addRow("Layered avatar", layered)
+        self.avatar_error = QLabel()
+        self.avatar_error.setStyleSheet(f"color: {theme.DANGER};")
+        self.avatar_error.setWordWrap(True)
+        self.avatar_error.hide()
+        form.addRow("", self.avatar_error)
+        self._show_layers()
         self.set_image(image)
+
+    # ---- layered avatar ----------------------------------------------------------
+
+    def _show_layers(self) -> None:
+        if self.staged is not None:
+            text = f"{len(self.staged.roles)} pictures imported (saved with the persona)"
+        elif self.layers is not None:
+            text = f"{len(self.layers.files())} pictures, base {Path(self.layers.base).name}"
+        else:
+            text = ""
+        self.layers_name.setText(text)
+
+    def remove_layers(self) -> None:
+        self.layers, self.staged = None, None
+        self._show_layers()
+
+    def _import_folder(self) -> None:
+        chosen = QFileDialog.getExistingDirectory(self._dialog, "Avatar folder",
+                                                  str(Path.home()))
+        if chosen:
+            self.import_avatar(Path(chosen))
+
+    def _import_zip(self) -> None:
+        chosen, _ = QFileDialog.getOpenFileName(self._dialog, "Avatar archive",
+                                                str(Path.home()), "Zip archives (*.zip)")
+        if chosen:
+            self.import_avatar(Path(chosen))
+
+    def import_avatar(self, source: Path, confirm: bool = True) -> AvatarImportDialog | None:
+        """Gather ``source``'s pictures and ask which is which (``confirm`` off: take the
+        guess, tests); a refused file is one line under the row."""
+        try:
+            staged = StagedAvatar(source)
+        except AvatarFileError as exc:
+            self.avatar_error.setText(f"Not imported: {exc}")
+            self.avatar_error.show()
+            return None
+        self.avatar_error.hide()
+        dialog = AvatarImportDialog(staged, self._dialog)
+        if confirm and dialog.exec() != AvatarImportDialog.DialogCode.Accepted:
+            return dialog
+        self.staged = staged
+        self._show_layers()
+        return dialog
+
+    def layers_for(self, persona_id: str) -> AvatarLayers | None:
+        """The layers the persona file will name (an import goes under avatar/<id>/)."""
+        if self.staged is None:
+            return self.layers
+        return describe(self.staged.roles, persona_id)
+
+    def install(self, folder: Path, persona_id: str) -> None:
+        """Copy an imported avatar's pictures into the persona's folder (on Save)."""
+        if self.staged is not None:
+            self.layers = install(self.staged.folder, self.staged.roles, folder, persona_id)
+            self.staged = None
 
     def set_image(self, path: Path | None) -> None:
         self.image = path
@@ -130,7 +214,7 @@ class FaceRows:
 
     def avatar_style(self) -> AvatarStyle:
         values = {key: button.colour for key, button in self.colours.items()}
-        return AvatarStyle(**values)
+        return AvatarStyle.model_validate({**values, "mouth_at": self.mouth_at})
 
     def refresh(self) -> None:
         """Redraw the thumbnail in the chosen colours (or picture)."""

@@ -37,6 +37,7 @@ from app.ui.conversations import Conversations
 from app.ui.fonts import missing_font_notice
 from app.ui.heartbeat import StallMonitor
 from app.ui.hud import LatencyHud
+from app.ui.layered_avatar import persona_layers
 from app.ui.notices import NoticeArea
 from app.ui.persona_actions import PersonaActions
 from app.ui.pet_mode import PetMode, pet_button
@@ -300,6 +301,9 @@ class MainWindow(QMainWindow):
         self.avatar.set_avatar_style(persona.avatar)
         self.avatar.set_resting(persona.expression.resting)
         self.avatar.set_picture(load_picture(self.library.image_path(persona), 512))
+        layers, problem = persona_layers(self.library.folder(persona), persona)
+        self.avatar.set_layers(layers)
+        self.add_notice(problem) if problem else None
         self.title.setText(persona.name)
         if self.conversations is not None:  # the persona's own conversation, resumed
             self.conversations.show(persona)
