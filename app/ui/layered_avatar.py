@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QImage, QImageReader, QPainter, QPixmap, QRadialGradient
@@ -27,6 +28,10 @@ from app.personas.avatar_layers import (
 from app.personas.model import Persona
 from app.ui import face_marks as marks
 from app.ui.face_pose import FaceColours, FacePose
+
+if TYPE_CHECKING:
+    from app.personas.loader import PersonaLibrary
+    from app.ui.avatar import AvatarWidget
 
 BREATH = 0.015
 """How much the layered avatar stretches up with each breath (a fraction of its height)."""
@@ -172,3 +177,16 @@ def persona_layers(folder: Path | None,
         return load_layers(folder, layers), None
     except AvatarFileError as exc:
         return None, f"{persona.name}'s layered avatar is not shown: {exc}"
+
+
+def dress_avatar(avatar: AvatarWidget, library: PersonaLibrary, persona: Persona) -> str | None:
+    """The persona's look on ``avatar``: colours, resting face, picture and layers; the one
+    line to show when its layered pictures could not load (None when all is well)."""
+    from app.ui.sidebar import load_picture
+
+    avatar.set_avatar_style(persona.avatar)
+    avatar.set_resting(persona.expression.resting)
+    avatar.set_picture(load_picture(library.image_path(persona), 512))
+    layers, problem = persona_layers(library.folder(persona), persona)
+    avatar.set_layers(layers)
+    return problem

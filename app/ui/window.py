@@ -37,13 +37,13 @@ from app.ui.conversations import Conversations
 from app.ui.fonts import missing_font_notice
 from app.ui.heartbeat import StallMonitor
 from app.ui.hud import LatencyHud
-from app.ui.layered_avatar import persona_layers
+from app.ui.layered_avatar import dress_avatar
 from app.ui.notices import NoticeArea
 from app.ui.persona_actions import PersonaActions
 from app.ui.pet_mode import PetMode, pet_button
 from app.ui.readiness import Readiness
 from app.ui.settings_writer import SaveSettings, SettingsWriter
-from app.ui.sidebar import PersonaSidebar, load_picture
+from app.ui.sidebar import PersonaSidebar
 from app.ui.transcript import TranscriptView
 from app.ui.transcript_feed import TranscriptFeed
 from app.ui.type_box import TypeBox
@@ -298,12 +298,9 @@ class MainWindow(QMainWindow):
                        greet: bool = True) -> None:
         """Switch conversation, voice and face at once; the prefix is warmed in the background."""
         self.persona = persona
-        self.avatar.set_avatar_style(persona.avatar)
-        self.avatar.set_resting(persona.expression.resting)
-        self.avatar.set_picture(load_picture(self.library.image_path(persona), 512))
-        layers, problem = persona_layers(self.library.folder(persona), persona)
-        self.avatar.set_layers(layers)
-        self.add_notice(problem) if problem else None
+        problem = dress_avatar(self.avatar, self.library, persona)
+        if problem:  # a layered avatar that could not load: its face instead
+            self.add_notice(problem)
         self.title.setText(persona.name)
         if self.conversations is not None:  # the persona's own conversation, resumed
             self.conversations.show(persona)
@@ -329,13 +326,13 @@ class MainWindow(QMainWindow):
         self.pipeline.use_persona(persona_switch(
             persona, fresh_conversation=fresh, own_voice=not self.settings.tts_voice,
             speed_factor=self.settings.tts_speed))
-        notice = llm_language_notice(self.pipeline.engines, persona.name,
-                                     persona.spoken_languages())
-        if notice is not None:  # the embedded model cannot hold a Japanese conversation
-            self.add_notice(notice)
-        font_notice = missing_font_notice(persona.spoken_languages())
-        if font_notice is not None:  # Japanese words drawn as empty boxes otherwise
-            self.add_notice(font_notice)
+        languages = persona.spoken_languages()
+        # the embedded model cannot hold a Japanese conversation; without a CJK font the
+        # words are drawn as empty boxes
+        for notice in (llm_language_notice(self.pipeline.engines, persona.name, languages),
+                       missing_font_notice(languages)):
+            if notice is not None:
+                self.add_notice(notice)
 
     def store_settings(self, settings: Settings) -> None:
         """Keep and save settings that take effect without a restart (the Models dialog's)."""
