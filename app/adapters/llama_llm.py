@@ -34,11 +34,15 @@ from app.adapters.sampling import SamplingConfig
 from app.adapters.stream_filters import ReplyFilter
 from app.adapters.template_guard import MarkerGuard, model_markers
 from app.core.ports import ChatMessage, PromptStats
+from app.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 
 _GEMMA_ARCHES = frozenset({"gemma3", "gemma4"})
 _GEMMA_STOPS = ("<end_of_turn>", "<turn|>")
+_CALL_MARKERS = frozenset({"<|tool_call>", "<tool_call|>", '<|"|>', "<|tool_response>"})
+"""Gemma 4's control tokens that a reply with tool calls carries as text (the call parser
+takes them out; nothing of a call is spoken)."""
 
 
 def common_prefix_length(a: Sequence[int], b: Sequence[int]) -> int:
@@ -149,6 +153,8 @@ class LlamaLanguageModel:
             stops.extend(_GEMMA_STOPS)
         self.stop_strings: tuple[str, ...] = tuple(s for s in stops if s)
         self._vocab = model.vocab
+        self._tools: list[dict[str, Any]] = []
+        """Declared in the system turn by the model's own template (``offer_tools``)."""
         self._lock = threading.Lock()
         self._epoch = 0
         log.info(
@@ -167,7 +173,7 @@ class LlamaLanguageModel:
         message's content with the model's control tokens neutralized (template_guard)."""
         self._formatter.add_generation_prompt = add_generation_prompt
         chat = [{"role": m.role, "content": self._guard(m.content)} for m in messages]
-        result = self._formatter(messages=chat)
+        result = self._formatter(messages=chat, tools=self._tools or None)
         return str(result.prompt)
 
     def tokenize_prompt(self, text: str) -> list[int]:
@@ -256,11 +262,34 @@ class LlamaLanguageModel:
         )
         return PromptStats(prompt_tokens=len(prefix), reused_tokens=reused)
 
+    def offer_tools(self, specs: Sequence[ToolSpec]) -> bool:
+        """Gemma 4 calls tools in its own format: its template declares them in the system
+        turn from the next prompt on. Other models get none (the rules answer)."""
+        if self.architecture != "gemma4":
+            self._tools = []
+            return False
+        self._tools = [{"type": "function", "function": {
+            "name": s.name, "description": s.description, "parameters": dict(s.parameters)}}
+            for s in specs]
+        return bool(self._tools)
+
+    def stream_after(
+        self,
+        messages: Sequence[ChatMessage],
+        written: str,
+        cancelled: Callable[[], bool],
+        on_prompt: Callable[[PromptStats], None] | None = None,
+    ) -> Iterator[str]:
+        """The same model turn, going on after ``written`` (its call and the app's
+        response, in its own format: control tokens in it are the model's own)."""
+        return self.stream(messages, cancelled, on_prompt, written)
+
     def stream(
         self,
         messages: Sequence[ChatMessage],
         cancelled: Callable[[], bool],
         on_prompt: Callable[[PromptStats], None] | None = None,
+        written: str = "",
     ) -> Iterator[str]:
         """Yield the reply one token's text at a time; stop at once when cancelled.
 
@@ -269,6 +298,9 @@ class LlamaLanguageModel:
         tokens comes out whole, so such pieces may rarely span two tokens.
         """
         tokens = self._prompt_tokens(messages)
+        if written:
+            tokens += list(self._llm.tokenize(written.encode("utf-8"), add_bos=False,
+                                              special=True))
         with self._lock:
             self._epoch += 1
             epoch = self._epoch
@@ -303,9 +335,12 @@ class LlamaLanguageModel:
                     break
                 model = self._llm._model
                 as_text = model.detokenize([token], special=True).decode("utf-8", errors="ignore")
-                if as_text in self.stop_strings:
+                if as_text in self.stop_strings or (
+                        self._tools and as_text == "<|tool_response>"):  # waits for results
                     break
-                piece = reply.feed(utf8.decode(model.detokenize([token], special=False)))
+                shown = as_text.encode() if self._tools and as_text in _CALL_MARKERS else (
+                    model.detokenize([token], special=False))
+                piece = reply.feed(utf8.decode(shown))
                 if piece:
                     yield piece
                 if reply.stopped:

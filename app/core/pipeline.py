@@ -41,13 +41,15 @@ from app.core.runtime.messages import (
 from app.core.runtime.router import JobRouter, StageJob
 from app.core.runtime.telemetry_hub import Observer, TelemetryHub
 from app.core.runtime.wiring import build_stages
-from app.core.stage_jobs import WarmJob
+from app.core.stage_jobs import UseTools, WarmJob
 from app.core.stages import Responder, Transcriber
 from app.core.synthesizer import Synthesizer
 from app.core.telemetry import TelemetryEvent
+from app.core.tool_rounds import ToolRunner
 from app.core.turn import TurnMachine
 from app.core.turn_history import ContextProvider, ReplyScript
 from app.core.worker import LiveTurn
+from app.tools.spec import ToolSpec
 
 __all__ = [
     "ContextProvider",
@@ -230,6 +232,11 @@ class VoicePipeline:
         """Say something first (a timer that rang): queued until nobody is talking and
         nothing plays, then spoken like a greeting; shown as a notice while muted."""
         self.controller.post(Announce(text))
+
+    def use_tools(self, specs: Sequence[ToolSpec], run: ToolRunner | None) -> None:
+        """Offer ``specs`` to a model that calls tools in its own format (Gemma 4), from the
+        next reply on; ``run`` runs its calls (off the model's thread, bounded in time)."""
+        self.send(UseTools(tuple(specs), run))
 
     def set_reply_script(self, script: ReplyScript | None) -> None:
         """Called on the controller thread before each reply with (turn id, the user's

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 from app.core.events import FloatAudio
+from app.tools.spec import ToolSpec
 
 PIPELINE_SAMPLE_RATE = 16_000
 """Rate of everything the listener and recognizer see."""
@@ -114,6 +115,29 @@ class PushAudio(Protocol):
 # ---- optional engine features -------------------------------------------------------
 # What core uses of an engine beyond its port, declared once: core checks ``isinstance``
 # against these instead of probing attribute names, so a renamed method is a type error.
+
+
+@runtime_checkable
+class CallsTools(Protocol):
+    """A model that calls tools in its own format (Gemma 4): the declarations go into its
+    system turn (written by its chat template), its calls come in the reply text between
+    its call markers, and its turn goes on after the app has written each tool's response."""
+
+    def offer_tools(self, specs: Sequence[ToolSpec]) -> bool:
+        """Declare ``specs`` from the next prompt on (none: no tools); False when this
+        model does not call tools (the rules then answer the built-ins alone)."""
+        ...
+
+    def stream_after(
+        self,
+        messages: Sequence[ChatMessage],
+        written: str,
+        cancelled: Callable[[], bool],
+        on_prompt: Callable[[PromptStats], None] | None = None,
+    ) -> Iterator[str]:
+        """Go on with the reply after ``written``: its own text so far, calls included,
+        and the app's responses, in the model's format."""
+        ...
 
 
 @runtime_checkable

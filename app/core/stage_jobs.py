@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.core.ports import ChatMessage
+from app.core.tool_rounds import ToolRunner
+from app.tools.spec import ToolSpec
 
 
 @dataclass(frozen=True)
@@ -59,3 +61,12 @@ class SetReplyOptions:
 
     temperature: float | None
     max_sentences: int | None
+
+
+@dataclass(frozen=True)
+class UseTools:
+    """The tools the model may call from the next reply on (declared to a model that calls
+    tools in its own format, on the LLM thread) and what runs a call; none: no tools."""
+
+    specs: tuple[ToolSpec, ...]
+    run: ToolRunner | None

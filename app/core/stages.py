@@ -12,7 +12,7 @@ model fails to finish ends with a spoken apology and a ``ReplyFailed`` notice in
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 from app.core.apology import apology
 from app.core.character import breaks_character
@@ -24,6 +24,7 @@ from app.core.events import (
 )
 from app.core.languages import base_language, script_language
 from app.core.ports import (
+    CallsTools,
     Clock,
     LanguageModel,
     PinsLanguages,
@@ -38,10 +39,12 @@ from app.core.stage_jobs import (
     ExtractJob,
     SetLanguages,
     SetReplyOptions,
+    UseTools,
     WarmJob,
 )
 from app.core.synthesizer import SynthesizerJob
 from app.core.telemetry import PrefixReuse, ReplyFailed, TokenDelta
+from app.core.tool_rounds import ToolRunner, reply_with_tools
 from app.core.turn_commands import Respond, StartTurn
 from app.core.worker import HEAVY_WORK_NICENESS, LiveTurn, Publish, Worker
 from app.errors import first_line
@@ -75,7 +78,7 @@ class Transcriber(Worker[StartTurn | SetLanguages]):
             self.publish(Transcript(item.turn_id, text, self.clock.now(), language))
 
 
-ResponderJob = Respond | WarmJob | ExtractJob | SetReplyOptions
+ResponderJob = Respond | WarmJob | ExtractJob | SetReplyOptions | UseTools
 FIRST_AUDIO_WAIT_S = 2.0
 """The longest the responder waits for the first chunk's synthesis (a stuck voice must
 not stop the reply)."""
@@ -105,6 +108,8 @@ class Responder(Worker[ResponderJob]):
         self.llm, self.live, self.clock = llm, live, clock
         self.to_synthesizer = to_synthesizer
         self.max_sentences = max_sentences
+        self.run_tool: ToolRunner | None = None
+        """Runs the model's tool calls (None: the model was offered none)."""
 
     def handle(self, item: ResponderJob) -> None:
         if isinstance(item, WarmJob):
@@ -118,6 +123,10 @@ class Responder(Worker[ResponderJob]):
             return
         if isinstance(item, ExtractJob):
             self._extract(item)
+            return
+        if isinstance(item, UseTools):
+            offered = isinstance(self.llm, CallsTools) and self.llm.offer_tools(item.specs)
+            self.run_tool = item.run if offered else None
             return
         if isinstance(item, SetReplyOptions):
             self.max_sentences = item.max_sentences
@@ -162,8 +171,7 @@ class Responder(Worker[ResponderJob]):
                 if attempt:
                     log.info("turn %d: nothing in character to say; asking again", turn_id)
                 gate = SentenceGate()
-                pieces = (self.llm.stream(item.messages, cancelled, report)
-                          if item.scripted is None else iter((item.scripted,)))
+                pieces = self._pieces(item, cancelled, report)
                 for piece in pieces:
                     self.publish(TokenDelta(turn_id, piece, self.clock.now(), first=not reply))
                     reply.append(piece)
@@ -195,6 +203,18 @@ class Responder(Worker[ResponderJob]):
         if failed is not None:
             self.publish(ReplyFailed(turn_id, failed, self.clock.now()))
 
+
+    def _pieces(self, item: Respond, cancelled: Callable[[], bool],
+                report: Callable[[PromptStats], None]) -> Iterator[str]:
+        """The reply's text: the scripted one, the model's, or the model's with its tool
+        calls taken out and answered (``tool_rounds``)."""
+        if item.scripted is not None:
+            return iter((item.scripted,))
+        first = self.llm.stream(item.messages, cancelled, report)
+        if self.run_tool is None or not isinstance(self.llm, CallsTools):
+            return first
+        return reply_with_tools(self.llm, item.messages, cancelled, report, self.run_tool,
+                                item.language or "en", first=first)
 
     def _extract(self, job: ExtractJob) -> None:
         def cancelled() -> bool:  # a turn starting or the user speaking bumps activity

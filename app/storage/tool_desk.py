@@ -30,7 +30,7 @@ from app.tools import intents, phrases
 from app.tools.builtin import builtin_registry
 from app.tools.clock import Now, local_now
 from app.tools.records import Reminder, ReminderBook
-from app.tools.spec import ToolRegistry
+from app.tools.spec import ToolCall, ToolRegistry, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +76,11 @@ class ToolDesk:
         log.info("turn %d: answered by the %s tool (%s)", turn_id, call.name,
                  "ok" if result.ok else "failed")
         return result.spoken or None
+
+    def run_call(self, call: ToolCall, cancel: threading.Event) -> ToolResult:
+        """A call the model made in its own format (on a tool thread, bounded)."""
+        with self._lock:
+            return self.registry.run(call, cancel)
 
     def observe(self, event: PipelineEvent) -> None:
         """A committed turn keeps what its tool did, and so does one talked over (its
@@ -138,6 +143,7 @@ def attach_tools(pipeline: VoicePipeline, db: Database,
     reminders = ReminderStore(db)
     desk = ToolDesk(builtin_registry(reminders, NoteStore(db)), reminders, on_ring=on_ring)
     pipeline.set_reply_script(desk.reply)
+    pipeline.use_tools(desk.registry.specs, desk.run_call)
     pipeline.add_observer(desk.observe)
     desk.start(pipeline.announce)
     return desk

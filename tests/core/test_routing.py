@@ -54,6 +54,7 @@ def _sample(job_type: type) -> StageJob:
         stage_jobs.WarmJob: stage_jobs.WarmJob([]),
         stage_jobs.ExtractJob: stage_jobs.ExtractJob([], 0, lambda _text: None),
         stage_jobs.SetReplyOptions: stage_jobs.SetReplyOptions(None, None),
+        stage_jobs.UseTools: stage_jobs.UseTools((), None),
         ReplyChunk: ReplyChunk(1, 0, "Hello.", 0.0),
         stage_jobs.EndOfReply: stage_jobs.EndOfReply(1),
         stage_jobs.SetVoice: stage_jobs.SetVoice("af_heart", 1.0),

@@ -19,6 +19,7 @@ from app.core.stage_jobs import (
     SetLanguages,
     SetReplyOptions,
     SetVoice,
+    UseTools,
     WarmJob,
 )
 from app.core.turn_commands import JudgeEndOfTurn, Respond, StartTurn
@@ -33,6 +34,7 @@ StageJob = (
     | WarmJob
     | ExtractJob
     | SetReplyOptions
+    | UseTools
     | ReplyChunk
     | EndOfReply
     | SetVoice
@@ -62,7 +64,7 @@ class JobRouter:
             case SetLanguages():  # the recognizer pins its language, the voices load
                 hear(job)
                 speak(job)
-            case Respond() | WarmJob() | ExtractJob() | SetReplyOptions():
+            case Respond() | WarmJob() | ExtractJob() | SetReplyOptions() | UseTools():
                 respond(job)
             case ReplyChunk() | EndOfReply() | SetVoice() | PrepareAcknowledgements():
                 speak(job)
