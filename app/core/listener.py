@@ -74,22 +74,16 @@ class Listener(Worker[ListenerJob]):
         super().__init__(publish)
         self.mic = InputRing(mic_ring_blocks * 1024, mic_ring_blocks)
         """What the capture callback writes to (``InputRing.write``); read by ``poll``."""
-        self.vad = vad
-        self.endpointer = endpointer
-        self.playback = playback
-        self.echo = echo
+        self.vad, self.endpointer, self.playback, self.echo = vad, endpointer, playback, echo
         self.echo_in = None if echo is None else TimedEchoCanceller(echo, playback.sample_rate)
         """The canceller fed by time; its ``played`` ring takes the speaker's copies."""
-        self.turn_detector = turn_detector
-        self.complete_threshold = complete_threshold
+        self.turn_detector, self.complete_threshold = turn_detector, complete_threshold
         self.defer_to_transcript = defer_to_transcript
         """The turn machine sends the end-of-turn call once the pause's words are known
         (speculative turns); the listener then only reports the audio model's score."""
         self.barge_in = barge_in
         """When the user's voice pauses the reply, and what counts as the assistant's echo."""
-        self._paused_for_voice = False
-        self._voice_confirmed = False
-        self._confirmed_over_reply = False
+        self._paused_for_voice = self._voice_confirmed = self._confirmed_over_reply = False
         """The speech in progress counted as speech while the reply was audible (the turn
         machine holds the reply); otherwise the reply began while the user was talking."""
         self._since_audible = 1 << 30
@@ -108,10 +102,8 @@ class Listener(Worker[ListenerJob]):
         self._guard = NonFiniteGuard(endpointer.config.sample_rate)
 
     def idle_pause_s(self) -> float:
-        """Nobody speaking and nothing playing: take the microphone's blocks a few at a
-        time (each wake-up costs a thread switch). This only delays noticing that the user
-        *started* to speak, well inside the 160 ms speech must last, and never with a turn
-        in flight: not an end of turn, a barge-in or an echo."""
+        """Nobody speaking and nothing playing: take the microphone's blocks a few at a time
+        (a wake-up costs a thread switch); never with a turn in flight."""
         rate = self.endpointer.config.sample_rate
         audible = self.playback.speaking or self.playback.paused
         if (self.endpointer.in_speech
@@ -126,6 +118,10 @@ class Listener(Worker[ListenerJob]):
         this the pipeline never looked idle, and the memory pass never ran."""
         waiting = super().busy() or not self.mic.empty()
         return waiting and self.idle_pause_s() == 0.0
+
+    def before_poll(self, item: ListenerJob) -> bool:
+        """Mute and unmute first: blocks captured after them are taken the new way."""
+        return isinstance(item, SetListening)
 
     def poll_s(self) -> float:
         return self.idle_pause_s() or ACTIVE_POLL_S
@@ -144,10 +140,18 @@ class Listener(Worker[ListenerJob]):
                 self._map_clock(item)
                 self._captured(item.samples)
             case SetListening():
+                taken = [MicBlock(samples, captured_at)
+                         for samples, captured_at in self.mic.take_blocks()]
+                for block in taken:  # captured before the change: as they were
+                    if item.at is None or (block.captured_at or 0.0) <= item.at:
+                        self.handle(block)
                 self.muted = item.muted
                 self.endpointer.reset()
                 self.vad.reset()
                 self._hold_replies_for_voice()
+                for block in taken:
+                    if item.at is not None and (block.captured_at or 0.0) > item.at:
+                        self.handle(block)
             case JudgeEndOfTurn():
                 self._apply_end_of_turn(item)
 

@@ -23,6 +23,9 @@ class MicBlock:
 @dataclass(frozen=True)
 class SetListening:
     muted: bool
+    at: float | None = None
+    """When it was asked, on the pipeline clock: the microphone's blocks captured before
+    it are taken as they were (None: every block waiting is)."""
 
 
 def to_pipeline_rate(samples: FloatAudio, rate: int) -> FloatAudio:

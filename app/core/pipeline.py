@@ -219,7 +219,7 @@ class VoicePipeline:
         self._router.send(job)
 
     def set_muted(self, muted: bool) -> None:
-        self.send(SetListening(muted))
+        self.send(SetListening(muted, self.clock.now()))
         self.controller.post(SetMuted(muted))
 
     def say(self, text: str) -> None:

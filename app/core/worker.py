@@ -115,11 +115,15 @@ class Worker(Generic[Job]):
                 item = None
             if isinstance(item, _Stop):
                 return
-            self._guarded(None)  # what arrived outside the inbox comes first
-            if item is not None:
-                self._guarded(item)
-                if self.inbox.empty():
-                    self.on_settled()
+            if item is not None and self.before_poll(item):
+                self._guarded(item)  # it says how to take what waits outside the inbox
+                self._guarded(None)
+            else:
+                self._guarded(None)  # what arrived outside the inbox comes first
+                if item is not None:
+                    self._guarded(item)
+            if item is not None and self.inbox.empty():
+                self.on_settled()
 
     def _guarded(self, item: Job | None) -> None:
         """``handle(item)``, or ``poll()`` for None; an error becomes ``StageFailed``."""
@@ -138,6 +142,10 @@ class Worker(Generic[Job]):
 
     def handle(self, item: Job) -> None:
         raise NotImplementedError
+
+    def before_poll(self, item: Job) -> bool:
+        """Whether ``item`` is handled before ``poll`` (it changes how polled work is taken)."""
+        return False
 
     def poll_s(self) -> float | None:
         """How long to wait for an inbox item before ``poll`` (None: until one comes)."""

@@ -444,3 +444,22 @@ def test_blocks_gathering_in_an_idle_pause_do_not_make_the_listener_busy() -> No
     assert not listener.busy()
     listener.handle(MicBlock(loud(0.2)))  # the user speaks: queued blocks are work again
     assert listener.busy()
+
+
+def test_unmuting_takes_the_blocks_captured_after_it_unmuted_and_those_before_muted() -> None:
+    """The microphone's blocks may wait in the ring when the unmute arrives: what was
+    captured after the click is heard, what was captured before it is not."""
+    from app.core.events import SpeechStarted
+    from app.core.listener_jobs import SetListening
+
+    for unmuted_at, heard in ((0.5, True), (5.0, False)):
+        events: list[PipelineEvent] = []
+        listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
+                            PlaybackQueue(16_000, events.append))
+        listener.handle(SetListening(True, 0.0))
+        speech = loud(1.0)
+        for index in range(0, speech.size, 512):
+            listener.mic.write(speech[index:index + 512], 1.0 + (index + 512) / 16_000)
+        assert listener.before_poll(SetListening(False, unmuted_at))
+        listener.handle(SetListening(False, unmuted_at))
+        assert any(isinstance(e, SpeechStarted) for e in events) is heard

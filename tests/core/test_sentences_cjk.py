@@ -10,7 +10,7 @@ import random
 import re
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from app.core.gate_config import GateConfig
@@ -167,6 +167,8 @@ cut_points = st.lists(st.integers(min_value=0, max_value=400), max_size=30)
 @settings(max_examples=300, deadline=None)
 @given(text=cjk_text, cuts=cut_points)
 def test_any_split_of_a_cjk_reply_gives_the_same_chunks(text: str, cuts: list[int]) -> None:
+    # a reply opening with "3. " is a numbered list's first item: its marker is markup
+    assume(not re.match(r"\s*\d{1,3}[.)](?:\s|$)", text))
     bounds = [0, *sorted({c % (len(text) + 1) for c in cuts}), len(text)]
     pieces = [text[a:b] for a, b in itertools.pairwise(bounds)]
     whole = stream([text])
@@ -174,9 +176,10 @@ def test_any_split_of_a_cjk_reply_gives_the_same_chunks(text: str, cuts: list[in
     assert stream(list(text)) == whole
     spoken = "".join(whole).replace(" ", "")
     assert [c for c in spoken if c.isalnum()] == [c for c in text if c.isalnum()]
-    for chunk, after in itertools.pairwise(whole):
-        assert not (re.search(r"\d$", chunk.rstrip(".,")) and chunk[-1] in ".,"
-                    and after[:1].isdigit()), (chunk, after)
+    for chunk, after in itertools.pairwise(whole):  # never inside "3,000" or "3.14"
+        inside_a_number = (re.search(r"\d$", chunk.rstrip(".,")) and chunk[-1] in ".,"
+                           and after[:1].isdigit() and chunk[-2:] + after[:1] in text)
+        assert not inside_a_number, (chunk, after)  # "3, 3" (a space) is two numbers
 
 
 def test_clause_chunks_are_not_sentences_for_the_reply_cap() -> None:
