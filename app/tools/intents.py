@@ -27,7 +27,8 @@ _LEAD = (r"^(?:(?:hey|hi|ok|okay|oh|so|and|also|well|now|um|uh|right|alright|han
 _POLITE = (r"(?:(?:please|can you|could you|would you|will you|would you mind|i want you to"
            r"|i'd like you to|i need you to|go ahead and|just)\s+)*")
 _SENTENCE = re.compile(r"(?<=[.!?。！？])\s*")
-_TIMER_WORD = r"(?:timer|countdown)"
+_TIMER_WORD = r"(?:timer|countdown|tyler|timor|timber)"
+"""With the words Whisper hears for "timer" in a synthetic voice ("set a Tyler for 3 seconds")."""
 _LABEL = r"(?:(?P<label>[a-z]+)\s+)?"
 _TAIL_LABEL = re.compile(
     r"\s+(?:for|called|named)\s+(?:the\s+|my\s+)?(?P<name>[a-z]+(?: [a-z]+)?)$")

@@ -37,6 +37,7 @@ def test_a_named_timer() -> None:
         "set_timer", {"seconds": 600, "label": "pasta"}, "en")
     assert _call("set a 10 minute pasta timer") == (
         "set_timer", {"seconds": 600, "label": "pasta"}, "en")
+    assert _call("Set a Tyler for 3 seconds.") == ("set_timer", {"seconds": 3}, "en")  # heard
     assert _call("set a timer for ten minutes for the pasta") == (
         "set_timer", {"seconds": 600, "label": "pasta"}, "en")
     assert _call("start a timer for three minutes called soft eggs") == (
