@@ -36,6 +36,11 @@ class Memory:
     updated_at: float
 
 
+def fts_match(words: list[str]) -> str:
+    """An FTS5 query matching any of ``words``, each quoted (no operator gets through)."""
+    return " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+
+
 def keywords(text: str) -> list[str]:
     """The words of ``text`` worth searching for (lower case, no stopwords, in order)."""
     seen: list[str] = []
@@ -143,7 +148,7 @@ class MemoryStore:
         if not words:
             return []
         if self.full_text:
-            match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+            match = fts_match(words)
             with self.db.read() as db:
                 rows = db.execute(
                     "SELECT m.id, m.persona_id, m.text, m.created_at, m.updated_at"

@@ -13,7 +13,7 @@ import sqlite3
 
 from app.storage.database import has_fts
 from app.storage.history import Database, SaveFailed
-from app.storage.memory import clean_fact, keywords
+from app.storage.memory import clean_fact, fts_match, keywords
 from app.tools.records import Note
 
 
@@ -69,7 +69,7 @@ class NoteStore:
         if not words:
             return []
         if self.full_text:
-            match = " OR ".join('"' + w.replace('"', "") + '"' for w in words)
+            match = fts_match(words)
             with self.db.read() as db:
                 rows = db.execute(
                     "SELECT n.id, n.text, n.created_at FROM notes_fts f"
