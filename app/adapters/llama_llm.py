@@ -34,6 +34,7 @@ from app.adapters.sampling import SamplingConfig
 from app.adapters.stream_filters import ReplyFilter
 from app.adapters.template_guard import MarkerGuard, model_markers
 from app.core.ports import ChatMessage, PromptStats
+from app.tools.openai_format import tools_field
 from app.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
@@ -153,7 +154,7 @@ class LlamaLanguageModel:
             stops.extend(_GEMMA_STOPS)
         self.stop_strings: tuple[str, ...] = tuple(s for s in stops if s)
         self._vocab = model.vocab
-        self._tools: list[dict[str, Any]] = []
+        self._tools: list[dict[str, object]] = []
         """Declared in the system turn by the model's own template (``offer_tools``)."""
         self._lock = threading.Lock()
         self._epoch = 0
@@ -268,9 +269,7 @@ class LlamaLanguageModel:
         if self.architecture != "gemma4":
             self._tools = []
             return False
-        self._tools = [{"type": "function", "function": {
-            "name": s.name, "description": s.description, "parameters": dict(s.parameters)}}
-            for s in specs]
+        self._tools = tools_field(specs)  # the OpenAI shape chat templates read
         return bool(self._tools)
 
     def stream_after(
