@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -30,7 +30,7 @@ from app.tools import intents, phrases
 from app.tools.builtin import builtin_registry
 from app.tools.clock import Now, local_now
 from app.tools.records import Reminder, ReminderBook
-from app.tools.spec import ToolCall, ToolRegistry, ToolResult
+from app.tools.spec import Tool, ToolCall, ToolRegistry, ToolResult, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +54,10 @@ class ToolDesk:
     def __init__(self, registry: ToolRegistry, reminders: ReminderBook,
                  now: Now = local_now, on_ring: Callable[[Rang], None] | None = None) -> None:
         self.registry, self.reminders, self._now = registry, reminders, now
+        self._builtins = [t for spec in registry.specs
+                          if (t := registry.get(spec.name)) is not None]
+        self.on_tools: Callable[[Sequence[ToolSpec]], None] | None = None
+        """Told the offered tools whenever they change (the pipeline offers them)."""
         self.on_ring = on_ring
         """Told of each ring before it is said (called on the ticker thread: post only)."""
         self._lock = threading.Lock()
@@ -77,10 +81,24 @@ class ToolDesk:
                  "ok" if result.ok else "failed")
         return result.spoken or None
 
-    def run_call(self, call: ToolCall, cancel: threading.Event) -> ToolResult:
-        """A call the model made in its own format (on a tool thread, bounded)."""
+    def set_extra_tools(self, tools: Sequence[Tool]) -> None:
+        """Offer ``tools`` (a user's MCP servers') beside the built-ins from the next reply
+        on, replacing the ones offered before; ``on_tools`` tells the pipeline."""
         with self._lock:
-            return self.registry.run(call, cancel)
+            self.registry = ToolRegistry([*self._builtins, *tools])
+            specs = self.registry.specs
+        if self.on_tools is not None:
+            self.on_tools(specs)
+
+    def run_call(self, call: ToolCall, cancel: threading.Event) -> ToolResult:
+        """A call the model made in its own format (on a tool thread, bounded). The
+        built-ins run under the desk's lock (they share the timers with the ticker); a
+        user's server does not, so one that hangs stalls nothing else."""
+        with self._lock:
+            registry = self.registry
+            if registry.get(call.name) in self._builtins:
+                return registry.run(call, cancel)
+        return registry.run(call, cancel)
 
     def observe(self, event: PipelineEvent) -> None:
         """A committed turn keeps what its tool did, and so does one talked over (its
@@ -144,6 +162,7 @@ def attach_tools(pipeline: VoicePipeline, db: Database,
     desk = ToolDesk(builtin_registry(reminders, NoteStore(db)), reminders, on_ring=on_ring)
     pipeline.set_reply_script(desk.reply)
     pipeline.use_tools(desk.registry.specs, desk.run_call)
+    desk.on_tools = lambda specs: pipeline.use_tools(specs, desk.run_call)
     pipeline.add_observer(desk.observe)
     desk.start(pipeline.announce)
     return desk
