@@ -42,6 +42,12 @@ DEFAULT_PHRASES: dict[str, tuple[str, ...]] = {
     "zh": ("嗯，", "让我想想…"),
 }
 """Per base language code; a language without its own falls back to English."""
+DEFAULT_TOOL_LINES: dict[str, tuple[str, ...]] = {
+    "en": ("One moment, I'm on it.", "Just a second, checking."),
+    "ja": ("ちょっと待ってね。", "いま確認してるね。"),
+    "zh": ("稍等一下。", "我正在查。"),
+}
+"""Said when a tool the model called is slow (``tool_rounds.ToolWait``)."""
 QUIET = 1e-3
 """Amplitude below which the ends of a synthesized phrase are trimmed as silence."""
 KEEP_TAIL_S = 0.06
@@ -52,6 +58,12 @@ def default_phrases(language: str) -> tuple[str, ...]:
     """The built-in phrases for a language code such as "ja" or "en-GB"."""
     base = language.split("-")[0].split("_")[0].lower()
     return DEFAULT_PHRASES.get(base, DEFAULT_PHRASES["en"])
+
+
+def default_tool_lines(language: str) -> tuple[str, ...]:
+    """The built-in lines for a slow tool, for a language code such as "zh-CN"."""
+    base = language.split("-")[0].split("_")[0].lower()
+    return DEFAULT_TOOL_LINES.get(base, DEFAULT_TOOL_LINES["en"])
 
 
 class _Synthesizes(Protocol):

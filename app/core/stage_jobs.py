@@ -6,10 +6,10 @@ another thread."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from app.core.ports import ChatMessage
-from app.core.tool_rounds import ToolRunner
+from app.core.tool_rounds import ToolRunner, ToolWait
 from app.tools.spec import ToolSpec
 
 
@@ -61,6 +61,8 @@ class SetReplyOptions:
 
     temperature: float | None
     max_sentences: int | None
+    tool_wait: ToolWait = field(default_factory=ToolWait)
+    """What the persona says while a tool is slow."""
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,9 @@ model fails to finish ends with a spoken apology and a ``ReplyFailed`` notice in
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 
 from app.core.apology import apology
 from app.core.character import breaks_character
@@ -44,10 +46,11 @@ from app.core.stage_jobs import (
 )
 from app.core.synthesizer import SynthesizerJob
 from app.core.telemetry import PrefixReuse, ReplyFailed, TokenDelta
-from app.core.tool_rounds import ToolRunner, reply_with_tools
+from app.core.tool_rounds import PAUSE, ToolRunner, ToolWait, WaitingLines, reply_with_tools
 from app.core.turn_commands import Respond, StartTurn
 from app.core.worker import HEAVY_WORK_NICENESS, LiveTurn, Publish, Worker
 from app.errors import first_line
+from app.tools.spec import ToolCall, ToolResult
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +113,8 @@ class Responder(Worker[ResponderJob]):
         self.max_sentences = max_sentences
         self.run_tool: ToolRunner | None = None
         """Runs the model's tool calls (None: the model was offered none)."""
+        self.waiting = WaitingLines(ToolWait())
+        """The persona's lines for a slow tool."""
 
     def handle(self, item: ResponderJob) -> None:
         if isinstance(item, WarmJob):
@@ -130,6 +135,7 @@ class Responder(Worker[ResponderJob]):
             return
         if isinstance(item, SetReplyOptions):
             self.max_sentences = item.max_sentences
+            self.waiting = WaitingLines(item.tool_wait)
             if isinstance(self.llm, TunesTemperature):
                 self.llm.set_temperature(item.temperature)
             return
@@ -173,6 +179,9 @@ class Responder(Worker[ResponderJob]):
                 gate = SentenceGate()
                 pieces = self._pieces(item, cancelled, report)
                 for piece in pieces:
+                    if piece is PAUSE:  # tools run now: say what came before them
+                        emit(gate.finish())
+                        continue
                     self.publish(TokenDelta(turn_id, piece, self.clock.now(), first=not reply))
                     reply.append(piece)
                     emit(gate.feed(piece))
@@ -213,8 +222,13 @@ class Responder(Worker[ResponderJob]):
         first = self.llm.stream(item.messages, cancelled, report)
         if self.run_tool is None or not isinstance(self.llm, CallsTools):
             return first
-        return reply_with_tools(self.llm, item.messages, cancelled, report, self.run_tool,
-                                item.language or "en", first=first)
+        run = self.run_tool
+
+        def run_for_turn(call: ToolCall, cancel: threading.Event) -> ToolResult:
+            return run(replace(call, turn_id=item.turn_id), cancel)
+
+        return reply_with_tools(self.llm, item.messages, cancelled, report, run_for_turn,
+                                item.language or "en", first=first, waiting=self.waiting)
 
     def _extract(self, job: ExtractJob) -> None:
         def cancelled() -> bool:  # a turn starting or the user speaking bumps activity

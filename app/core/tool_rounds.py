@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from app.core.markup import is_cjk
 from app.core.ports import CallsTools, ChatMessage, PromptStats
@@ -30,32 +31,84 @@ ToolRunner = Callable[[ToolCall, threading.Event], ToolResult]
 """Runs one call; the event is set when the turn is cancelled."""
 
 
+class BoundedCall:
+    """One call running on its own thread: the turn's cancellation reaches it within
+    50 ms, and a tool that hangs is abandoned after ``timeout_s`` with a failed result."""
+
+    def __init__(self, run: ToolRunner, call: ToolCall, cancelled: Callable[[], bool],
+                 timeout_s: float = TOOL_TIMEOUT_S) -> None:
+        self.call, self._cancelled, self._timeout_s = call, cancelled, timeout_s
+        self._cancel = threading.Event()
+        self._box: list[ToolResult] = []
+        self._waited = 0.0
+        self._worker = threading.Thread(target=self._work, args=(run,),
+                                        name=f"tool-{call.name}", daemon=True)
+        self._worker.start()
+
+    def _work(self, run: ToolRunner) -> None:
+        try:
+            self._box.append(run(self.call, self._cancel))
+        except Exception as exc:  # a tool's bug is a failed result, never a dead turn
+            log.exception("tool %s failed", self.call.name)
+            self._box.append(ToolResult.failure(f"{self.call.name} failed: {exc}"))
+
+    def wait(self, seconds: float | None = None) -> ToolResult | None:
+        """The result once it is in (or the bound passed); None when ``seconds`` ran out
+        first and the call goes on."""
+        until = self._timeout_s if seconds is None else min(
+            self._timeout_s, self._waited + seconds)
+        while self._worker.is_alive() and self._waited < until:
+            if self._cancelled():
+                self._cancel.set()
+            self._worker.join(CANCEL_POLL_S)
+            self._waited += CANCEL_POLL_S
+        if self._box:
+            return self._box[0]
+        if self._waited < self._timeout_s:
+            return None
+        self._cancel.set()
+        return ToolResult.failure(
+            f"{self.call.name} did not answer within {self._timeout_s:.0f} s.")
+
+
 def run_bounded(run: ToolRunner, call: ToolCall, cancelled: Callable[[], bool],
                 timeout_s: float = TOOL_TIMEOUT_S) -> ToolResult:
-    """``run(call)`` on its own thread: the turn's cancellation reaches it within 50 ms,
-    and a tool that hangs is abandoned after ``timeout_s`` with a failed result."""
-    cancel = threading.Event()
-    box: list[ToolResult] = []
+    """``run(call)`` on its own thread, bounded and cancellable (``BoundedCall``)."""
+    result = BoundedCall(run, call, cancelled, timeout_s).wait()
+    assert result is not None  # wait() without a limit ends with the bound
+    return result
 
-    def work() -> None:
-        try:
-            box.append(run(call, cancel))
-        except Exception as exc:  # a tool's bug is a failed result, never a dead turn
-            log.exception("tool %s failed", call.name)
-            box.append(ToolResult.failure(f"{call.name} failed: {exc}"))
 
-    worker = threading.Thread(target=work, name=f"tool-{call.name}", daemon=True)
-    worker.start()
-    waited = 0.0
-    while worker.is_alive() and waited < timeout_s:
-        if cancelled():
-            cancel.set()
-        worker.join(CANCEL_POLL_S)
-        waited += CANCEL_POLL_S
-    if box:
-        return box[0]
-    cancel.set()
-    return ToolResult.failure(f"{call.name} did not answer within {timeout_s:.0f} s.")
+@dataclass(frozen=True)
+class ToolWait:
+    """What the persona says when a tool is slow: one of ``lines`` (in turn) once a call
+    has run ``after_s`` (the persona's late-answer deadline) without answering."""
+
+    after_s: float = 1.2
+    lines: tuple[str, ...] = ()
+
+
+class WaitingLines:
+    """The persona's waiting lines in turn, so the same one is not heard twice running
+    (the responder keeps one across replies)."""
+
+    def __init__(self, wait: ToolWait) -> None:
+        self.wait, self._next = wait, 0
+
+    def line(self) -> str | None:
+        if not self.wait.lines:
+            return None
+        line = self.wait.lines[self._next % len(self.wait.lines)]
+        self._next += 1
+        return line
+
+
+class ToolPause(str):
+    """Yielded when the reply stops for its tools: the text so far is spoken now (the
+    sentence gate flushes), not held until the tool answers."""
+
+
+PAUSE = ToolPause("")
 
 
 def reply_with_tools(
@@ -66,10 +119,14 @@ def reply_with_tools(
     run: ToolRunner,
     language: str = "en",
     first: Iterator[str] | None = None,
+    waiting: WaitingLines | None = None,
 ) -> Iterator[str]:
-    """The reply's speakable text, piece by piece, with tool rounds in between.
+    """The reply's speakable text, piece by piece, with tool rounds in between: before
+    its tools run, ``PAUSE`` (speak what is there); while one is slow, a waiting line.
     ``first``: the first round's stream when the caller has already started it."""
     written, last = "", ""
+    waiting = waiting or WaitingLines(ToolWait())
+    waited_aloud = False
     for round_index in range(MAX_ROUNDS + 1):
         calls_stream = CallStream(language)
         if round_index == 0:
@@ -99,7 +156,20 @@ def reply_with_tools(
         if round_index == MAX_ROUNDS:
             log.info("tool rounds capped at %d: the reply ends", MAX_ROUNDS)
             return
+        yield PAUSE
         for call in calls:
-            result = run_bounded(run, call, cancelled)
+            running = BoundedCall(run, call, cancelled)
+            result = running.wait(waiting.wait.after_s)
+            if result is None:
+                line = None if waited_aloud else waiting.line()
+                if line is not None:  # once a reply: a second slow call just waits
+                    waited_aloud = True
+                    if last and not last.isspace() and not is_cjk(last):
+                        yield " "
+                    last = line[-1]
+                    yield line
+                    yield PAUSE
+                result = running.wait()
+                assert result is not None
             log.info("tool %s: %s", call.name, "ok" if result.ok else "failed")
             written += response_text(call.name, result.text)  # opens with <|tool_response>

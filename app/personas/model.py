@@ -19,6 +19,7 @@ from pydantic import (
 from app.core import languages as core_languages
 from app.core.acknowledgement import DEFAULT_AFTER_S as DEFAULT_ACK_AFTER_S
 from app.core.acknowledgement import default_phrases as default_ack_phrases
+from app.core.acknowledgement import default_tool_lines
 from app.core.languages import SPEECH_LANGUAGES, base_language
 from app.personas.avatar_layers import AvatarLayers
 from app.personas.check_in import CheckInSettings
@@ -162,27 +163,34 @@ class AcknowledgementSettings(BaseModel):
 
     ``after_s``: seconds after the user stops speaking with no answer audio before one
     plays. ``phrases``: what may be said, taken in turn (absent: the defaults for the
-    persona's language; an empty list turns acknowledgements off)."""
+    persona's language; an empty list turns acknowledgements off). ``tool_lines``: what
+    is said, in character, when a tool the model called takes that long too (absent: the
+    defaults; empty: wait in silence)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     after_s: float = Field(default=DEFAULT_ACK_AFTER_S, ge=0.3, le=10.0)
     phrases: tuple[str, ...] | None = Field(default=None, max_length=8)
+    tool_lines: tuple[str, ...] | None = Field(default=None, max_length=8)
 
-    @field_validator("phrases")
+    @field_validator("phrases", "tool_lines")
     @classmethod
     def _short_phrases(cls, value: tuple[str, ...] | None) -> tuple[str, ...] | None:
         if value is None:
             return None
         for phrase in value:
             if not phrase.strip():
-                raise ValueError("acknowledgement.phrases: a phrase is empty")
+                raise ValueError("acknowledgement: a phrase is empty")
             check_length("acknowledgement phrase", phrase, MAX_ACK_PHRASE_CHARS)
         return value
 
     def phrases_for(self, language: str) -> tuple[str, ...]:
         """The phrases to use for a persona speaking ``language``."""
         return default_ack_phrases(language) if self.phrases is None else self.phrases
+
+    def tool_lines_for(self, language: str) -> tuple[str, ...]:
+        """What a persona speaking ``language`` says while a slow tool runs."""
+        return default_tool_lines(language) if self.tool_lines is None else self.tool_lines
 
 
 class CardOrigin(BaseModel):

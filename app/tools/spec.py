@@ -61,6 +61,9 @@ class ToolCall:
     message names it."""
     language: str = "en"
     """The language the user spoke (``en``, ``ja``, ``zh``): the spoken summary's."""
+    turn_id: int | None = None
+    """The turn whose reply made it (the model's calls): what it did is said or taken
+    back with that turn."""
 
 
 @dataclass(frozen=True)

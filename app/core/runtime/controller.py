@@ -42,6 +42,7 @@ from app.core.runtime.telemetry_hub import TelemetryHub
 from app.core.runtime.wiring import Stages
 from app.core.stage_jobs import ExtractJob, SetLanguages, SetReplyOptions, SetVoice, WarmJob
 from app.core.telemetry import EngineNotice
+from app.core.tool_rounds import ToolWait
 from app.core.turn import TurnMachine
 from app.core.turn_commands import (
     CancelTurn,
@@ -216,7 +217,8 @@ class Controller:
         if message.voice is not None:
             self.router.send(SetVoice(message.voice, message.speed))
         self.router.send(SetReplyOptions(
-            message.temperature, message.max_sentences or self.config.max_reply_sentences))
+            message.temperature, message.max_sentences or self.config.max_reply_sentences,
+            ToolWait(message.acknowledgement_after_s, message.tool_waiting_lines)))
         self.router.send(self.acknowledger.job(  # after the voice: made in the new one
             message.acknowledgement_phrases, message.acknowledgement_after_s,
             self.history.languages[0]))

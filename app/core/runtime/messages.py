@@ -70,6 +70,8 @@ class UsePersona:
     acknowledgement_after_s: float = 1.2
     acknowledgement_phrases: tuple[str, ...] = ()
     """Said when an answer is late; none turns them off."""
+    tool_waiting_lines: tuple[str, ...] = ()
+    """Said when a tool the model called is that late; none: it waits in silence."""
 
 
 @dataclass(frozen=True)
