@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from app.core.events import PipelineEvent, TurnCancelled, TurnCommitted
@@ -29,6 +29,16 @@ from app.storage.reminders import ReminderStore
 from app.tools import intents, phrases
 from app.tools.builtin import builtin_registry
 from app.tools.clock import Now, local_now
+from app.tools.confirmation import (
+    Answer,
+    Confirms,
+    PendingCall,
+    Permissions,
+    declined,
+    did_tool,
+    done_after_click,
+    done_before_stop,
+)
 from app.tools.records import Reminder, ReminderBook
 from app.tools.spec import Tool, ToolCall, ToolRegistry, ToolResult, ToolSpec
 
@@ -40,6 +50,9 @@ DUE_POLL_S = 1.0
 
 TAKEN_BACK = (REOPENED, USER_RESUMED)
 """Cancellations that leave the request open: what its tool did is undone."""
+SWITCHED = "persona changed"
+"""A cancellation after which another persona speaks: it does not report the last one's
+tools."""
 
 
 @dataclass(frozen=True)
@@ -63,29 +76,58 @@ class ToolDesk:
         self._lock = threading.Lock()
         """The controller thread answers, the telemetry thread takes back, the ticker rings."""
         self._set_by_turn: dict[int, set[int]] = {}
+        self._done_by_turn: dict[int, list[tuple[str, str]]] = {}
+        """What each live turn's tools changed: (spoken line, language)."""
+        self.permissions = Permissions()
+        self.on_question: Callable[[PendingCall], None] | None = None
+        """Told of a call that waits for the user's yes (the window asks too)."""
+        self._say: Callable[[str], None] | None = None
         self._stop = threading.Event()
         self._ticker: threading.Thread | None = None
 
     def reply(self, turn_id: int, text: str, language: str) -> str | None:
-        """The tool's answer to a request the rules recognise, else None (ask the model)."""
+        """The tool's answer to a request the rules recognise, else None (ask the model).
+        A plain yes or no to a question about a waiting call settles it first: a yes goes
+        to the model (it makes the call again, now allowed), a no is answered here."""
+        with self._lock:
+            answer = self.permissions.hear(text, language)
+        if answer is Answer.NO:
+            return declined(language)
+        if answer is not None:
+            return None
         call = intents.parse(text, self._now(), language)
         if call is None:
             return None
         with self._lock:
-            before = {r.id for r in self.reminders.pending()}
-            result = self.registry.run(call)
-            made = {r.id for r in self.reminders.pending()} - before
-            if made:
-                self._set_by_turn[turn_id] = made
+            result = self._run_builtin(replace(call, turn_id=turn_id), threading.Event())
         log.info("turn %d: answered by the %s tool (%s)", turn_id, call.name,
                  "ok" if result.ok else "failed")
         return result.spoken or None
 
-    def set_extra_tools(self, tools: Sequence[Tool]) -> None:
+    def _run_builtin(self, call: ToolCall, cancel: threading.Event) -> ToolResult:
+        """Under the lock: run a built-in, noting the timers it set for its turn."""
+        before = {r.id for r in self.reminders.pending()}
+        result = self.registry.run(call, cancel)
+        made = {r.id for r in self.reminders.pending()} - before
+        if made and call.turn_id is not None:
+            self._set_by_turn.setdefault(call.turn_id, set()).update(made)
+        self._note_done(call, result)
+        return result
+
+    def _note_done(self, call: ToolCall, result: ToolResult) -> None:
+        tool = self.registry.get(call.name)
+        if result.ok and call.turn_id is not None and tool is not None \
+                and tool.spec.side_effects:
+            line = result.spoken or did_tool(call.name, call.language)
+            self._done_by_turn.setdefault(call.turn_id, []).append((line, call.language))
+
+    def set_extra_tools(self, tools: Sequence[Tool], confirms: Confirms | None = None) -> None:
         """Offer ``tools`` (a user's MCP servers') beside the built-ins from the next reply
-        on, replacing the ones offered before; ``on_tools`` tells the pipeline."""
+        on, replacing the ones offered before; ``confirms`` says which of them ask the
+        user first. ``on_tools`` tells the pipeline."""
         with self._lock:
             self.registry = ToolRegistry([*self._builtins, *tools])
+            self.permissions.confirms = confirms
             specs = self.registry.specs
         if self.on_tools is not None:
             self.on_tools(specs)
@@ -96,9 +138,44 @@ class ToolDesk:
         user's server does not, so one that hangs stalls nothing else."""
         with self._lock:
             registry = self.registry
-            if registry.get(call.name) in self._builtins:
-                return registry.run(call, cancel)
-        return registry.run(call, cancel)
+            builtin = registry.get(call.name) in self._builtins
+            ask = self.permissions.gate(call, builtin)
+            if ask is None and builtin:
+                return self._run_builtin(call, cancel)
+            pending = self.permissions.pending
+        if ask is not None:
+            log.info("%s waits for the user's yes", call.name)
+            if self.on_question is not None and pending is not None:
+                self.on_question(pending)
+            return ask
+        result = registry.run(call, cancel)
+        with self._lock:
+            self._note_done(call, result)
+        return result
+
+    def allow(self, call_id: str, always: bool = False) -> bool:
+        """The window's Allow (or Always allow) for the waiting call: it runs now, off
+        the caller's thread, and what it did is said. False when nothing waits."""
+        with self._lock:
+            call = self.permissions.take(call_id, always)
+            registry = self.registry
+        if call is None:
+            return False
+        say = self._say
+
+        def work() -> None:
+            result = registry.run(call)
+            log.info("%s, allowed in the window: %s", call.name, "ok" if result.ok else "failed")
+            if say is not None:
+                say(done_after_click(call.name, result.spoken, result.ok, call.language))
+
+        threading.Thread(target=work, name=f"tool-{call.name}", daemon=True).start()
+        return True
+
+    def deny(self, call_id: str) -> None:
+        """The window's Don't: the waiting call is dropped."""
+        with self._lock:
+            self.permissions.drop(call_id)
 
     def observe(self, event: PipelineEvent) -> None:
         """A committed turn keeps what its tool did, and so does one talked over (its
@@ -107,10 +184,18 @@ class ToolDesk:
         if isinstance(event, TurnCommitted):
             with self._lock:
                 self._set_by_turn.pop(event.turn_id, None)
+                self._done_by_turn.pop(event.turn_id, None)
         elif isinstance(event, TurnCancelled) and event.reason.startswith(TAKEN_BACK):
             with self._lock:
                 for reminder_id in self._set_by_turn.pop(event.turn_id, set()):
                     self.reminders.cancel(reminder_id)
+                self._done_by_turn.pop(event.turn_id, None)
+        elif isinstance(event, TurnCancelled):  # talked over, typed over, muted
+            with self._lock:
+                done = self._done_by_turn.pop(event.turn_id, [])
+            if done and self._say is not None and event.reason != SWITCHED:
+                lines, language = " ".join(line for line, _ in done), done[0][1]
+                self._say(done_before_stop(lines, language))
 
     def pending(self) -> list[Reminder]:
         """The timers and reminders still to ring, soonest first (the window's list)."""
@@ -138,6 +223,9 @@ class ToolDesk:
         return len(due)
 
     def start(self, say: Callable[[str], None]) -> None:
+        """Ring timers through ``say`` (the pipeline's first words), which also says
+        what a talked-over turn's tools had done and what a clicked call did."""
+        self._say = say
         def loop() -> None:
             while not self._stop.wait(DUE_POLL_S):
                 try:
