@@ -43,7 +43,7 @@ from app.adapters.openai_errors import (
     server_message,
 )
 from app.adapters.openai_history import DroppedHistory
-from app.adapters.openai_request import chat_body, rejects_extensions
+from app.adapters.openai_request import chat_body, rejects_extensions, rejects_tools
 from app.adapters.openai_stream import (
     DONE,
     StreamStats,
@@ -63,6 +63,9 @@ from app.adapters.sse import (
 )
 from app.adapters.stream_filters import ReplyFilter
 from app.core.ports import ChatMessage, PromptStats
+from app.tools.gemma4 import call_text
+from app.tools.openai_format import ToolCallDeltas, round_messages, tools_field
+from app.tools.spec import ToolSpec
 
 log = logging.getLogger(__name__)
 END_MARKERS = ("<end_of_turn>", "<turn|>", "<|im_end|>", "<|eot_id|>", "<|end|>")
@@ -103,6 +106,8 @@ class OpenAILanguageModel:
         )
         self._catalog = ServerCatalog(self._client, self.base_url, self._errors, read_timeout_s)
         self._plain = False  # the server rejected the non-OpenAI fields: send none
+        self._tools: tuple[ToolSpec, ...] = ()
+        self._tools_refused = False  # the server refused a request with ``tools``
         self._history = DroppedHistory()
         self._lock = threading.Lock()
         self._epoch = 0
@@ -139,13 +144,18 @@ class OpenAILanguageModel:
         return self.model
 
     def _open(
-        self, messages: Sequence[ChatMessage], stream: bool, max_tokens: int, timeout_s: float
+        self, messages: Sequence[ChatMessage], stream: bool, max_tokens: int, timeout_s: float,
+        rounds: Sequence[dict[str, object]] = (),
     ) -> tuple[httpx.Response, list[ChatMessage]]:
-        """Send the request; returns the open response (status 200) and what was sent."""
+        """Send the request; returns the open response (status 200) and what was sent.
+        ``rounds``: this reply's tool calls and results so far (OpenAI messages)."""
         for _attempt in range(8):
             sent = self._history.apply(messages)
             body = chat_body(self._model_name(), sent, self._active, stream=stream,
                              max_tokens=max_tokens, plain=self._plain)
+            body["messages"] += list(rounds)
+            if self._tools and not self._tools_refused:
+                body["tools"] = tools_field(self._tools)
             request = self._client.build_request(
                 "POST",
                 self.base_url + "/chat/completions",
@@ -168,6 +178,10 @@ class OpenAILanguageModel:
             if not self._plain and rejects_extensions(response):
                 log.warning("%s rejects llama.cpp/vLLM fields: sending plain OpenAI", self.server)
                 self._plain = True
+                continue
+            if "tools" in body and rejects_tools(response):
+                log.warning("%s refuses tools: its model answers without them", self.server)
+                self._tools_refused = True
                 continue
             overflow = response.status_code == 400 and is_context_overflow(
                 server_message(response)
@@ -227,10 +241,27 @@ class OpenAILanguageModel:
         ``on_prompt`` gets the server's prompt and cached-token counts before the first
         piece when the server sends them with it (llama-server, vLLM), else when the
         stream ends; not at all from a server that never reports them."""
+        return self.stream_after(messages, "", cancelled, on_prompt)
+
+    def offer_tools(self, specs: Sequence[ToolSpec]) -> bool:
+        """Send ``specs`` as the request's ``tools`` from the next reply on; the calls the
+        server streams come out as Gemma 4 call text for the app's one tool loop."""
+        self._tools = tuple(specs)
+        return True
+
+    def stream_after(
+        self,
+        messages: Sequence[ChatMessage],
+        written: str,
+        cancelled: Callable[[], bool],
+        on_prompt: Callable[[PromptStats], None] | None = None,
+    ) -> Iterator[str]:
+        """Go on with a reply after its tool rounds (``written``, in Gemma 4's markers),
+        sent as OpenAI ``tool_calls`` and ``tool`` messages."""
         with self._lock:
             self._epoch += 1
             epoch = self._epoch
-        return self._decode(messages, epoch, cancelled, on_prompt)
+        return self._decode(messages, epoch, cancelled, on_prompt, round_messages(written))
 
     def _decode(
         self,
@@ -238,11 +269,14 @@ class OpenAILanguageModel:
         epoch: int,
         cancelled: Callable[[], bool],
         on_prompt: Callable[[PromptStats], None] | None,
+        rounds: Sequence[dict[str, object]] = (),
     ) -> Iterator[str]:
         if cancelled():
             return
         started = time.perf_counter()
-        response, _ = self._open(messages, True, self._active.max_tokens, self.read_timeout_s)
+        response, _ = self._open(messages, True, self._active.max_tokens, self.read_timeout_s,
+                                 rounds)
+        calls = ToolCallDeltas()
         reply = ReplyFilter(self.stop_strings)
         chunks = 0
         ttft: float | None = None
@@ -282,6 +316,7 @@ class OpenAILanguageModel:
                 if event == DONE:
                     break
                 ended = ended or finished(event)
+                calls.feed(event)
                 stats = prompt_stats(event) or stats
                 completion = completion_tokens(event) or completion
                 text = delta_text(event)
@@ -300,6 +335,11 @@ class OpenAILanguageModel:
             report()
             if tail:
                 yield tail
+            read = calls.read()
+            for bad in read.malformed:
+                log.info("a malformed tool call from %s was dropped: %s", self.server, bad)
+            for call in read.calls:  # the app's tool loop reads Gemma 4's markers
+                yield call_text(call)
         finally:
             response.close()
             self.last_stream = StreamStats(

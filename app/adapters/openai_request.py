@@ -58,6 +58,15 @@ def chat_body(
     return body
 
 
+def rejects_tools(response: httpx.Response) -> bool:
+    """Whether this refusal is about the request's ``tools`` (a server or model without
+    function calling): the reply is asked again without them."""
+    if response.status_code not in (400, 422, 500, 501):
+        return False
+    said = server_message(response).lower()
+    return "tool" in said or "function" in said
+
+
 def rejects_extensions(response: httpx.Response) -> bool:
     """Whether this refusal names one of the non-OpenAI fields (so a plain request may pass)."""
     if response.status_code not in (400, 422):

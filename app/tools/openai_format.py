@@ -14,6 +14,15 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from app.tools.gemma4 import (
+    CALL_CLOSE,
+    CALL_OPEN,
+    RESPONSE_CLOSE,
+    RESPONSE_OPEN,
+    CallSyntaxError,
+    Q,
+    parse_call,
+)
 from app.tools.spec import ToolCall, ToolResult, ToolSpec, new_call_id
 
 MAX_ARGUMENT_CHARS = 16000
@@ -123,3 +132,55 @@ class ToolCallDeltas:
             calls.append(ToolCall(partial.name, arguments, partial.call_id or new_call_id(),
                                   self.language))
         return ReadCalls(tuple(calls), tuple(malformed))
+
+
+def _response(body: str) -> tuple[str, str] | None:
+    """``response:NAME{value:<|"|>TEXT<|"|>}`` (what ``gemma4.response_text`` wrote)."""
+    head, _, rest = body.partition("{value:" + Q)
+    name = head.strip().removeprefix("response:")
+    if not rest.endswith(Q + "}") or not name:
+        return None
+    return name, rest[: -len(Q + "}")]
+
+
+def round_messages(written: str, language: str = "en") -> list[dict[str, object]]:
+    """A reply's tool rounds so far as OpenAI messages: the app keeps one transcript of a
+    reply with tools, in Gemma 4's markers (``tool_rounds``); a server model gets it back
+    as assistant turns with ``tool_calls`` and ``tool`` messages answering them by id."""
+    messages: list[dict[str, object]] = []
+    content: list[str] = []
+    calls: list[ToolCall] = []
+    answered = 0
+    at = 0
+    while at < len(written):
+        opens = [(written.find(m, at), m) for m in (CALL_OPEN, RESPONSE_OPEN)]
+        found = [(i, m) for i, m in opens if i >= 0]
+        if not found:
+            content.append(written[at:])
+            break
+        start, marker = min(found)
+        content.append(written[at:start])
+        close = CALL_CLOSE if marker == CALL_OPEN else RESPONSE_CLOSE
+        end = written.find(close, start)
+        if end < 0:
+            break  # an unfinished marker is nothing the model said yet
+        body = written[start + len(marker):end]
+        at = end + len(close)
+        if marker == CALL_OPEN:
+            try:
+                calls.append(parse_call(body, language))
+            except CallSyntaxError:
+                content.append(written[start:at])  # what the model wrote, kept as text
+            continue
+        response = _response(body)
+        if response is None or answered >= len(calls):
+            continue
+        if answered == 0:
+            messages.append(assistant_message(calls, "".join(content).strip()))
+            content = []
+        result = ToolResult(response[1], "")
+        messages.append(tool_message(calls[answered], result))
+        answered += 1
+        if answered == len(calls):
+            calls, answered = [], 0
+    return messages
