@@ -24,6 +24,7 @@ SUBCOMMANDS = {
                      "one long spoken conversation: V2V per turn from the audio, held-out set"),
     "turns": ("bench.turns", "end-of-turn cut-offs and late ends, barge-in, phantoms"),
     "echo": ("bench.echo", "what is left of its own voice after the echo canceller, per room"),
+    "tools": ("bench.tools", "a tool round trip's cost; does a real model call set_timer"),
     "soak": ("bench.soak", "1,000 fake-engine turns on the window: RSS growth, GUI stalls"),
 }
 """name -> (module with add_arguments/main, description)."""

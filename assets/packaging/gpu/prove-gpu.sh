@@ -9,7 +9,9 @@
 #   3. the other 8-16 GB candidate, Gemma 4 E4B fully on the GPU (tier gpu-small; random
 #      weights, real shapes, ~5 GB): step 2's and step 3's warm TTFT say which tier is faster
 #      to the first word (SKIP_E4B=1 skips it),
-#   4. one full `hanasu run` turn (spoken question in, spoken reply out) with the 26B model.
+#   4. one full `hanasu run` turn (spoken question in, spoken reply out) with the 26B model,
+#   5. the production model (PRODUCTION_GGUF, or the downloaded one; skipped when absent) asked
+#      to "set a timer for two minutes": passes when it calls set_timer with 120 s.
 #
 #   assets/packaging/gpu/prove-gpu.sh [OUT_DIR]      (repo root, Python env with Hanasu installed)
 #
@@ -80,4 +82,9 @@ assert turns and turns[0].get("first_sample_played"), "the turn produced no audi
 t = turns[0]
 print("turn:", repr(t["transcript"]), "-> v2v", t["voice_to_voice"], "s (reply is noise: random weights)")
 PY
-step "done: figures in $OUT (bench-gpu.json, bench-gpu-e4b.json, run-timeline.json)"
+step "the production model sets a timer (hanasu bench tools)"
+if [ -n "${PRODUCTION_GGUF:-}" ]; then model_args=(--gguf "$PRODUCTION_GGUF"); else model_args=(--production); fi
+timeout 240 python -m app bench tools --runs 5 "${model_args[@]}" --json "$OUT/bench-tools.json" \
+    | tee "$OUT/bench-tools.txt" || echo "prove-gpu: the production model did not call set_timer" | tee -a "$OUT/steps.log"
+
+step "done: figures in $OUT (bench-gpu.json, bench-gpu-e4b.json, run-timeline.json, bench-tools.json)"
