@@ -1,4 +1,5 @@
-"""Speaking first after a long silence: a persona's check-in (``[checkin]``, off by default).
+"""Speaking first: a persona's check-in after a long silence, and its welcome when the user
+comes back to the computer (``[checkin]``, both off by default).
 
 Once the room has been quiet for the persona's ``after_minutes`` (no voice, nothing said by
 either side) and the last check-in is at least ``every_minutes`` old, the model is asked, in
@@ -6,6 +7,11 @@ the background and with the conversation so far, for one short line in character
 is said like a timer that rang (``VoicePipeline.announce``: into silence only, shown while
 muted, kept in the history once heard). A turn or a voice starting meanwhile cancels the
 request (the pipeline's background work yields to the user), and the clock starts again.
+
+Where the system says how long since the last keyboard or mouse input (``user_idle``), a
+user who has not touched the computer for the whole silence is taken to be away: no
+check-in is said to an empty room. With ``welcome_back``, the first input after at least
+``away_minutes`` away asks for a welcome instead (same interval, same manners).
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 
+from app.adapters.user_idle import IdleReader
 from app.core.character import breaks_character
 from app.core.events import PipelineEvent, PlaybackEnded, SpeechStarted, TurnCommitted
 from app.core.pipeline import VoicePipeline
@@ -30,13 +37,30 @@ INSTRUCTION = (
     "them, in character and in the language you always speak with them; if it fits, refer "
     "to what you talked about. Only the sentence.)"
 )
+WELCOME = (
+    "(The user just came back to the computer after {minutes} away. Say one short, warm "
+    "sentence to welcome them back, in character and in the language you always speak "
+    "with them; if it fits, refer to what you talked about. Only the sentence.)"
+)
 MAX_CHARS = 240
+BACK_WITHIN_S = 2 * POLL_S
+"""Input this recent, after being away, is the user coming back."""
+
+
+def _minutes(seconds: float) -> str:
+    minutes = seconds / 60
+    return f"{round(minutes)} minutes" if minutes >= 2 else "a little while"
 
 
 class CheckIns:
     def __init__(self, pipeline: VoicePipeline, settings: CheckInSettings,
-                 now: Callable[[], float] = time.monotonic) -> None:
+                 now: Callable[[], float] = time.monotonic,
+                 idle: IdleReader | None = None) -> None:
+        """``idle``: seconds since the user's last input, where the system tells."""
         self.pipeline, self.settings, self._now = pipeline, settings, now
+        self._idle = idle
+        self._away_for: float | None = None
+        """How long the user had been away, while they still are."""
         self._lock = threading.Lock()
         self._last_activity = now()
         self._last_check_in: float | None = None
@@ -65,22 +89,54 @@ class CheckIns:
         after = self.settings.after_minutes
         if after is None or self._asking or not self._talked:
             return False
-        now = self._now()
-        if now - self._last_activity < after * 60:
+        if self._now() - self._last_activity < after * 60:
             return False
+        return self._interval_passed()
+
+    def _read_idle(self) -> float | None:
+        if self._idle is None:
+            return None
+        try:
+            return self._idle()
+        except OSError:
+            log.info("reading the time since the last input failed", exc_info=True)
+            return None
+
+    def _returned(self, idle_s: float | None) -> float | None:
+        """How long the user was away, when this look finds them just back."""
+        if idle_s is None:
+            return None
+        if idle_s >= self.settings.away_minutes * 60:
+            self._away_for = idle_s
+        elif self._away_for is not None and idle_s <= BACK_WITHIN_S:
+            away, self._away_for = self._away_for, None
+            return away
+        return None
+
+    def _interval_passed(self) -> bool:
         last = self._last_check_in
-        return last is None or now - last >= self.settings.every_minutes * 60
+        return last is None or self._now() - last >= self.settings.every_minutes * 60
 
     def tick(self) -> bool:
-        """Ask for a check-in if one is due; True when asked."""
+        """Ask for a welcome back or a check-in if one is due; True when asked."""
+        idle_s = self._read_idle()
         with self._lock:
-            if not self.due():
+            away = self._returned(idle_s)
+            if away is not None and self.settings.welcome_back and not self._asking \
+                    and self._interval_passed():
+                instruction, key = WELCOME.format(minutes=_minutes(away)), self._key
+            elif self.due() and not self._nobody_here(idle_s):
+                after = self.settings.after_minutes or 0.0
+                instruction, key = INSTRUCTION.format(minutes=_minutes(after * 60)), self._key
+            else:
                 return False
             self._asking, self._last_check_in = True, self._now()
-            key, after = self._key, self.settings.after_minutes or 0.0
-        minutes = f"{round(after)} minutes" if after >= 2 else "a little while"
-        self.pipeline.extract(key, INSTRUCTION.format(minutes=minutes), self._answered)
+        self.pipeline.extract(key, instruction, self._answered)
         return True
+
+    def _nobody_here(self, idle_s: float | None) -> bool:
+        """No input for the whole silence: the user is away from the computer."""
+        return idle_s is not None and idle_s >= self._now() - self._last_activity
 
     def _answered(self, text: str | None) -> None:
         """On the LLM thread: the model's line, cleaned to what may be said, or nothing."""

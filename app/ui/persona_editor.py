@@ -41,6 +41,7 @@ from app.personas.writer import PersonaSaveError, save_persona
 from app.ui import keyboard, theme
 from app.ui.cards import section_label
 from app.ui.greeting_preview import KOKORO_VOICES, GreetingPreview
+from app.ui.persona_check_in import CheckInRows
 from app.ui.persona_face import FaceRows
 from app.ui.sidebar import MAX_PICTURE_BYTES, load_picture
 from app.ui.unsaved import confirm_discard
@@ -102,6 +103,7 @@ class PersonaEditor(QDialog):
         self._voice_section(layout, start)
         self._face_section(layout, start, image)
         self._llm_section(layout, start)
+        self.check_in_rows = CheckInRows(self._form(layout, "Speaking first"), start.checkin)
         layout.addStretch(1)
         scroll.setWidget(body)
         outer.addWidget(scroll, 1)
@@ -128,7 +130,8 @@ class PersonaEditor(QDialog):
                 self.switch_languages.isChecked(), self.voice.currentText(),
                 self.speed.value(), self.temperature.value(), self.reply_sentences.value(),
                 self.avatar_style().model_dump_json(), self._image,
-                self.face_rows.expression(), self.face_rows.layers_for("-"))
+                self.face_rows.expression(), self.face_rows.layers_for("-"),
+                self.check_in_rows.fields())
 
     def reject(self) -> None:
         """Escape, Cancel or the close button: ask first when something was changed."""
@@ -301,6 +304,7 @@ class PersonaEditor(QDialog):
                 "temperature": None if temperature <= DEFAULT_TEMPERATURE + 1e-9 else temperature,
                 "reply_sentences": self.reply_sentences.value() or None,
             },
+            "checkin": self.check_in_rows.values(),
         }
         return Persona.model_validate(data)
 

@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from app.adapters.errors import EngineLoadError
+from app.adapters.user_idle import idle_reader
 from app.core.events import StageFailed
 from app.core.pipeline import Engines, VoicePipeline
 from app.engines import (
@@ -165,7 +166,7 @@ class Session(QObject):
             pipeline.set_context_provider(self.keeper.context)
         tools = (attach_tools(pipeline, self.keeper.db, on_ring=self._post)
                  if self.keeper is not None else None)  # rings shown in the window too
-        check_ins = CheckIns(pipeline, persona.checkin)
+        check_ins = CheckIns(pipeline, persona.checkin, idle=idle_reader())
         pipeline.add_observer(check_ins.observe)
         pipeline.start()
         check_ins.start()

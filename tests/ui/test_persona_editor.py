@@ -110,6 +110,28 @@ def test_edit_current_persona_then_delete_it(qtbot: QtBot, window: MainWindow) -
     assert not (user_personas_dir() / "mika.toml").exists()
 
 
+def test_speaking_first_is_turned_on_in_the_editor_and_reaches_the_session(
+        qtbot: QtBot, window: MainWindow) -> None:
+    changed: list[Persona] = []
+    window.persona_changed.connect(changed.append)
+    editor = window.persona_actions.new()
+    _fill(editor)
+    assert editor.check_in_rows.quiet.text() == "Never"  # off unless asked for
+    assert not editor.check_in_rows.away.isEnabled()
+    editor.check_in_rows.quiet.setValue(20)
+    qtbot.mouseClick(editor.check_in_rows.welcome, Qt.MouseButton.LeftButton)
+    assert editor.check_in_rows.away.isEnabled()
+    editor.check_in_rows.away.setValue(30)
+    editor.check_in_rows.every.setValue(90)
+    editor.save()
+    saved = (user_personas_dir() / "mika.toml").read_text(encoding="utf-8")
+    assert "[checkin]" in saved and "welcome_back = true" in saved
+    checkin = window.library.get("mika").checkin
+    assert (checkin.after_minutes, checkin.welcome_back, checkin.away_minutes,
+            checkin.every_minutes) == (20.0, True, 30.0, 90.0)
+    assert window.persona.id == "mika" and changed[-1].checkin == checkin
+
+
 def test_broken_file_is_listed_and_hides_nothing(qtbot: QtBot, window: MainWindow) -> None:
     folder = user_personas_dir()
     folder.mkdir(parents=True, exist_ok=True)

@@ -226,7 +226,7 @@ class Controller:
     def _extract(self, message: Extract) -> None:
         conversation = self.machine.conversation
         if (self.machine.live_turn_id is not None or self.history.awaiting_commit
-                or message.key != self.history.key or not conversation.exchanges):
+                or message.key not in (None, self.history.key) or not conversation.exchanges):
             message.done(None)
             return
         messages = conversation.messages_for(message.instruction)

@@ -79,6 +79,7 @@ class Extract:
     """Background LLM work for an idle app (the memory extraction)."""
 
     key: object
+    """The conversation it is for (skipped once another is shown); None: the one shown."""
     instruction: str
     done: Callable[[str | None], None]
 
