@@ -16,11 +16,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 
-from app.core.events import PipelineEvent, TurnCancelled, TurnCommitted
+from app.core.events import PipelineEvent, TurnCancelled, TurnCommitted, TurnConfirmed
 from app.core.pipeline import VoicePipeline
 from app.core.turn_commands import REOPENED, USER_RESUMED
 from app.storage.history import Database
@@ -44,6 +45,8 @@ from app.tools.spec import Tool, ToolCall, ToolRegistry, ToolResult, ToolSpec
 
 log = logging.getLogger(__name__)
 
+CONFIRM_POLL_S = 0.05
+"""How often a waiting side-effect call looks at its cancel event."""
 DUE_POLL_S = 1.0
 """How often the desk looks for timers that came due (they ring within a second)."""
 
@@ -75,6 +78,9 @@ class ToolDesk:
         """Told of each ring before it is said (called on the ticker thread: post only)."""
         self._lock = threading.Lock()
         """The controller thread answers, the telemetry thread takes back, the ticker rings."""
+        self._turns_changed = threading.Condition(self._lock)
+        self._confirmed: deque[int] = deque(maxlen=64)
+        """The latest confirmed turns (a user's side-effect tool waits for its own)."""
         self._set_by_turn: dict[int, set[int]] = {}
         self._done_by_turn: dict[int, list[tuple[str, str]]] = {}
         """What each live turn's tools changed: (spoken line, language)."""
@@ -148,10 +154,25 @@ class ToolDesk:
             if self.on_question is not None and pending is not None:
                 self.on_question(pending)
             return ask
+        tool = registry.get(call.name)
+        if tool is not None and tool.spec.side_effects and call.turn_id is not None \
+                and not self._await_confirmed(call.turn_id, cancel):
+            return ToolResult.failure(f"{call.name} was not run: the user went on speaking.")
         result = registry.run(call, cancel)
         with self._lock:
             self._note_done(call, result)
         return result
+
+    def _await_confirmed(self, turn_id: int, cancel: threading.Event) -> bool:
+        """A user's tool that changes something waits until its turn is confirmed: a
+        speculative reply the user talks on through must not have acted (its effect could
+        not be taken back, and the finished request would act again). False: cancelled."""
+        with self._turns_changed:
+            while turn_id not in self._confirmed:
+                if cancel.is_set():
+                    return False
+                self._turns_changed.wait(CONFIRM_POLL_S)
+        return True
 
     def allow(self, call_id: str, always: bool = False) -> bool:
         """The window's Allow (or Always allow) for the waiting call: it runs now, off
@@ -181,7 +202,11 @@ class ToolDesk:
         """A committed turn keeps what its tool did, and so does one talked over (its
         answer was cut, the timer was set); one whose request stayed open because the user
         went on before hearing it takes it back: the finished request is answered anew."""
-        if isinstance(event, TurnCommitted):
+        if isinstance(event, TurnConfirmed):
+            with self._turns_changed:
+                self._confirmed.append(event.turn_id)
+                self._turns_changed.notify_all()
+        elif isinstance(event, TurnCommitted):
             with self._lock:
                 self._set_by_turn.pop(event.turn_id, None)
                 self._done_by_turn.pop(event.turn_id, None)

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 import pytest
 
-from app.core.events import TurnCancelled, TurnCommitted
+from app.core.events import TurnCancelled, TurnCommitted, TurnConfirmed
 from app.core.turn_commands import REOPENED
 from app.storage.reminders import ReminderStore
 from app.storage.tool_desk import ToolDesk
@@ -83,6 +83,7 @@ def _desk(registry: ToolRegistry, reminders: ReminderStore, clock: Clock,
 def test_a_yes_lets_the_model_make_the_call_and_a_no_drops_it(
         registry: ToolRegistry, reminders: ReminderStore, clock: Clock) -> None:
     desk, calendar, _, asked = _desk(registry, reminders, clock, AskFor(Calendar.spec.name))
+    desk.observe(TurnConfirmed(1, 0.5, 0.0, 0.4))
     call = ToolCall(Calendar.spec.name, {"title": "Dentist"}, turn_id=1)
     first = desk.run_call(call, threading.Event())
     assert not first.ok and "NOT run yet" in first.text and "Ask them" in first.text
@@ -143,6 +144,7 @@ def test_built_in_tools_never_ask(registry: ToolRegistry, reminders: ReminderSto
 def test_a_talked_over_turn_says_what_its_tools_had_done(
         registry: ToolRegistry, reminders: ReminderStore, clock: Clock) -> None:
     desk, _, said, _ = _desk(registry, reminders, clock, AskFor())
+    desk.observe(TurnConfirmed(5, 0.5, 0.0, 0.4))
     desk.run_call(ToolCall(Calendar.spec.name, {"title": "Dentist"}, turn_id=5),
                   threading.Event())
     desk.run_call(ToolCall("set_timer", {"seconds": 120}, turn_id=5), threading.Event())
@@ -158,3 +160,28 @@ def test_a_talked_over_turn_says_what_its_tools_had_done(
     desk.observe(TurnCancelled(7, 2.0, REOPENED))  # never heard: the request stays open
     assert said == [line]
     assert sorted(r.duration_s or 0 for r in reminders.pending()) == [60.0, 120.0]
+
+
+def test_a_speculative_reply_does_not_act_until_its_turn_is_confirmed(
+        registry: ToolRegistry, reminders: ReminderStore, clock: Clock) -> None:
+    desk, calendar, _, _ = _desk(registry, reminders, clock, AskFor())
+    cancel = threading.Event()
+    results: list[ToolResult] = []
+    call = ToolCall(Calendar.spec.name, {"title": "Dentist"}, turn_id=8)
+    waiting = threading.Thread(target=lambda: results.append(desk.run_call(call, cancel)))
+    waiting.start()
+    time.sleep(0.3)
+    assert calendar.events == [] and not results  # the user may still go on speaking
+    desk.observe(TurnConfirmed(8, 1.0, 0.0, 0.9))
+    waiting.join(2)
+    assert results[0].ok and calendar.events == ["Dentist"]
+
+    cancel = threading.Event()
+    call = ToolCall(Calendar.spec.name, {"title": "Gym"}, turn_id=9)
+    waiting = threading.Thread(target=lambda: results.append(desk.run_call(call, cancel)))
+    waiting.start()
+    time.sleep(0.2)
+    cancel.set()  # the user went on: the turn was dropped
+    waiting.join(2)
+    assert not results[1].ok and "went on speaking" in results[1].text
+    assert calendar.events == ["Dentist"]
