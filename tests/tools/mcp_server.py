@@ -1,0 +1,77 @@
+"""A real MCP server for the tests, written with the official SDK and run over stdio.
+
+Its tools cover what a user's server may do: answer (``capital_of``, read-only), change
+something (``add_event``: it appends to the file named by ``EVENTS_FILE``), hang
+(``sleep_for``), die (``crash``: the process exits mid-call) and answer with junk
+(``junk``: an image and a huge text). ``MCP_TEST_NAME`` renames the server;
+``MCP_TEST_EXTRA_TOOL=1`` adds ``extra_tool``; while the file ``MCP_TEST_REFUSE`` names
+exists, the server will not start (a server broken since it last ran).
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+import time
+from pathlib import Path
+
+from mcp.server.mcpserver import Image, MCPServer
+from mcp.types import ToolAnnotations
+
+CAPITALS = {"france": "Paris", "japan": "Tokyo", "kenya": "Nairobi", "peru": "Lima"}
+PIXEL = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==")
+
+REFUSE = os.environ.get("MCP_TEST_REFUSE")
+if REFUSE and Path(REFUSE).exists():
+    print("atlas: my data folder is gone", file=sys.stderr)
+    sys.exit(4)
+
+server = MCPServer(os.environ.get("MCP_TEST_NAME", "atlas"))
+
+
+@server.tool(description="The capital city of a country.",
+             annotations=ToolAnnotations(read_only_hint=True))
+def capital_of(country: str) -> str:
+    return CAPITALS.get(country.strip().lower(), f"I do not know the capital of {country}.")
+
+
+@server.tool(description="Add an event to the user's calendar.",
+             annotations=ToolAnnotations(read_only_hint=False))
+def add_event(title: str, day: str) -> str:
+    path = Path(os.environ["EVENTS_FILE"])
+    with path.open("a", encoding="utf-8") as out:
+        out.write(f"{day}: {title}\n")
+    return f"Added {title} on {day}."
+
+
+@server.tool(description="Wait, then answer.", annotations=ToolAnnotations(read_only_hint=True))
+def sleep_for(seconds: float) -> str:
+    time.sleep(seconds)
+    return f"Slept {seconds} s."
+
+
+@server.tool(description="Stop the server mid-call.")
+def crash() -> str:
+    sys.stdout.flush()
+    os._exit(3)
+
+
+@server.tool(description="Answer with an image, or with far too much text.",
+             annotations=ToolAnnotations(read_only_hint=True))
+def junk(kind: str) -> str | Image:
+    if kind == "image":
+        return Image(data=PIXEL, format="png")
+    return "word " * 200_000
+
+
+if os.environ.get("MCP_TEST_EXTRA_TOOL") == "1":
+    @server.tool(description="Only there when asked for.",
+                 annotations=ToolAnnotations(read_only_hint=True))
+    def extra_tool() -> str:
+        return "extra"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
