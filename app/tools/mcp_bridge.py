@@ -183,8 +183,8 @@ def answer(result: CallToolResult, offered: Offered, language: str) -> Answer:
         fault = f"The tool server {offered.server} answered {offered.remote} with nothing " \
                 f"a voice can use ({text or 'no content'})."
         return Answer(ToolResult.failure(
-            f"{offered.spec.name} answered with no text ({text or 'nothing'}): tell the user "
-            "it did not work.", sorry), fault)
+            f"{offered.spec.name} answered with no text ({text or 'nothing'}). Tell the "
+            f'user: "{sorry}"', sorry), fault)
     said = text if len(text) <= 200 else text[:200] + "…"
     return Answer(ToolResult(text, said))
 

@@ -29,7 +29,7 @@ from app.tools import phrases
 from app.tools.mcp_bridge import Listing, McpTool, Offered, answer, offered_tools
 from app.tools.mcp_config import McpServer, server_prefix
 from app.tools.mcp_link import Link, LinkDead, LinkFailed, reason
-from app.tools.spec import Arguments, Tool, ToolResult
+from app.tools.spec import Arguments, Tool, ToolResult, ToolSpec
 
 log = logging.getLogger(__name__)
 
@@ -43,9 +43,17 @@ GRACE_S = 0.5
 """The caller's hard bound is this much past the loop's own deadline."""
 
 NO_TOOLS = Listing(())
+@dataclass(frozen=True)
+class ServersChanged:
+    """The user changed the servers or a tool's ticks: what the settings keep now (posted
+    to the window, which saves it on the GUI thread)."""
+
+    servers: tuple[McpServer, ...]
+
+
 State = Literal["off", "connecting", "connected", "stopped", "failed"]
 Fault = Callable[[str, str], None]
-Save = Callable[[tuple[McpServer, ...]], None]
+Save = Callable[["ServersChanged"], None]
 
 
 @dataclass(frozen=True)
@@ -147,13 +155,29 @@ class McpHub:
 
         return unsubscribe
 
+    def offer(self, set_tools: Callable[[Sequence[Tool]], None]) -> Callable[[], None]:
+        """Hand the ticked tools to ``set_tools`` (``ToolDesk.set_extra_tools``) now and
+        again whenever the set changes; returns the function that stops it."""
+        offered: list[tuple[ToolSpec, ...]] = []
+
+        def refresh() -> None:
+            tools = self.tools()
+            specs = tuple(tool.spec for tool in tools)
+            if not offered or offered[-1] != specs:
+                offered[:] = [specs]
+                set_tools(tools)
+
+        unsubscribe = self.subscribe(refresh)
+        refresh()
+        return unsubscribe
+
     # ---- changing the servers ---------------------------------------------------------
 
     def change(self, servers: Sequence[McpServer]) -> None:
-        """The user's change (the dialog): applied, then saved."""
+        """The user's change (the dialog): applied, then saved (``save`` is told)."""
         self.configure(servers)
         if self.save is not None:
-            self.save(self.servers)
+            self.save(ServersChanged(self.servers))
 
     def configure(self, servers: Sequence[McpServer]) -> None:
         """Use ``servers`` (as stored): new or changed ones are (re)started in the
@@ -258,8 +282,8 @@ class McpHub:
             except concurrent.futures.TimeoutError:
                 pass
             except LinkFailed as exc:
-                return ToolResult.failure(f"{offered.spec.name} was not run: {exc}.",
-                                          phrases.server_failed(offered.server, language))
+                return _sorry(f"{offered.spec.name} was not run: {exc}.",
+                              phrases.server_failed(offered.server, language))
             if cancel.is_set():
                 future.cancel()
                 return ToolResult.failure(f"{offered.spec.name} was stopped: the turn was "
@@ -274,14 +298,13 @@ class McpHub:
         link = self._links.get(name)
         if link is None or link.dead:
             if self._state(name) not in ("connected", "stopped"):
-                return ToolResult.failure(
+                return _sorry(
                     f"{offered.spec.name} was not run: its server is not running.",
                     phrases.server_failed(name, language))
             log.info("MCP %s: starting it again for a call", name)
-            self._set(name, "connecting", "")
             link = await self._restart(name, max(0.1, deadline - time.monotonic()))
             if link is None:  # _restart said why; its tools are withdrawn
-                return ToolResult.failure(
+                return _sorry(
                     f"{offered.spec.name} was not run: its server could not be started "
                     "again.", phrases.server_failed(name, language))
             offered = self.find(offered.spec.name) or offered
@@ -294,13 +317,13 @@ class McpHub:
             self._set(name, "stopped", str(exc))
             self._fault(name, f"The tool server {name} stopped during a call to "
                               f"{offered.remote}: {exc}. The next call starts it again.")
-            return ToolResult.failure(f"{offered.spec.name} failed: its server stopped.",
-                                      phrases.server_failed(name, language))
+            return _sorry(f"{offered.spec.name} failed: its server stopped.",
+                          phrases.server_failed(name, language))
         except Exception as exc:  # a reply that is not MCP, a server-side error
             why = reason(exc)
             self._fault(name, f"The tool server {name} failed on {offered.remote}: {why}")
-            return ToolResult.failure(f"{offered.spec.name} failed: {why}",
-                                      phrases.server_failed(name, language))
+            return _sorry(f"{offered.spec.name} failed: {why}",
+                          phrases.server_failed(name, language))
         got = answer(result, offered, language)
         if got.fault is not None:
             self._fault(name, got.fault)
@@ -309,7 +332,7 @@ class McpHub:
     def _too_slow(self, offered: Offered, language: str) -> ToolResult:
         self._fault(offered.server, f"The tool server {offered.server} did not answer "
                                     f"{offered.remote} within {self.call_timeout_s:.0f} s.")
-        return ToolResult.failure(
+        return _sorry(
             f"{offered.spec.name} did not answer within {self.call_timeout_s:.0f} s.",
             phrases.server_too_slow(offered.server, language))
 
@@ -347,6 +370,11 @@ class McpHub:
                 self.on_fault(server, message)
             except Exception:
                 log.exception("reporting an MCP fault failed")
+
+
+def _sorry(text: str, spoken: str) -> ToolResult:
+    """A failed call: what went wrong for the model, with the apology it should say."""
+    return ToolResult.failure(f'{text} Tell the user: "{spoken}"', spoken)
 
 
 def _reached(server: McpServer) -> tuple[object, ...]:
