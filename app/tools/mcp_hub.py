@@ -254,8 +254,8 @@ class McpHub:
             listed = await link.open(timeout_s or self.connect_timeout_s)
         except LinkFailed as exc:
             if self._generation.get(name) == generation:
-                self._set(name, "failed", str(exc), NO_TOOLS)
                 self._fault(name, f"The tool server {name} could not start: {exc}")
+                self._set(name, "failed", str(exc), NO_TOOLS)
             return None
         if self._generation.get(name) != generation or self._closed:
             await link.close()  # superseded while it started
@@ -314,9 +314,9 @@ class McpHub:
         except TimeoutError:
             return self._too_slow(offered, language)
         except LinkDead as exc:
-            self._set(name, "stopped", str(exc))
             self._fault(name, f"The tool server {name} stopped during a call to "
                               f"{offered.remote}: {exc}. The next call starts it again.")
+            self._set(name, "stopped", str(exc))
             return _sorry(f"{offered.spec.name} failed: its server stopped.",
                           phrases.server_failed(name, language))
         except Exception as exc:  # a reply that is not MCP, a server-side error

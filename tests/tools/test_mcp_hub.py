@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from app.tools.mcp_hub import McpHub
+from app.tools.mcp_hub import McpHub, ServersChanged
 from app.tools.spec import ToolCall, ToolRegistry
 from tests.tools.mcp_support import Faults, atlas, running_hub, settled, wait_for
 
@@ -44,13 +44,13 @@ def test_a_read_only_tool_answers_and_a_changing_one_asks_first(tmp_path: Path) 
 
 
 def test_always_allow_is_saved_and_stops_the_question(tmp_path: Path) -> None:
-    saved: list[tuple[object, ...]] = []
+    saved: list[ServersChanged] = []
     with running_hub(atlas(tmp_path / "e.txt"), save=saved.append) as hub:
         hub.allow_always("atlas__add_event")
         assert not hub.needs_confirmation("atlas__add_event")
-        [[server]] = saved
-        assert server.choice("add_event").always_allow  # type: ignore[attr-defined]
-        assert server.choice("add_event").enabled  # type: ignore[attr-defined]
+        [changed] = saved
+        [server] = changed.servers
+        assert server.choice("add_event").always_allow and server.choice("add_event").enabled
 
 
 def test_tools_are_off_until_ticked_and_unticking_withdraws_them(tmp_path: Path) -> None:
