@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from app.core.events import AssistantState
 from app.core.telemetry import EngineNotice, ReplyFailed, TurnTimed
 from app.storage.tool_desk import Rang
+from app.tools.mcp_hub import ServersChanged
 from app.ui.cards import Banner
 from app.ui.notices import Notice
 
@@ -87,6 +88,8 @@ class WindowAlerts:
             window.add_notice(item.text)
         elif isinstance(item, Rang):  # a timer or reminder came due
             window.timers.rang(item)
+        elif isinstance(item, ServersChanged):  # a tool server's ticks, from the hub
+            window.store_settings(window.settings.replace(mcp_servers=item.servers))
         elif isinstance(item, EngineNotice):  # e.g. a language's voice fell back to eSpeak
             if not window.timers.already_shown(item.message):  # a ring said while muted
                 window.add_notice(item.message)
