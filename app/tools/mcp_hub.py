@@ -22,14 +22,17 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine, Sequence
-from dataclasses import dataclass, replace
-from typing import Any, Literal
+from dataclasses import replace
+from typing import Any
 
 from app.tools import phrases
-from app.tools.mcp_bridge import Listing, McpTool, Offered, answer, offered_tools
+from app.tools.mcp_bridge import McpTool, Offered, answer, offered_tools
 from app.tools.mcp_config import McpServer, server_prefix
 from app.tools.mcp_link import Link, LinkDead, LinkFailed, reason
+from app.tools.mcp_status import NO_TOOLS, Listing, ServersChanged, ServerStatus, State
 from app.tools.spec import Arguments, Tool, ToolResult, ToolSpec
+
+__all__ = ["McpHub", "ServerStatus", "ServersChanged"]
 
 log = logging.getLogger(__name__)
 
@@ -41,34 +44,13 @@ apology heard is the hub's own."""
 CLOSE_TIMEOUT_S = 5.0
 GRACE_S = 0.5
 """The caller's hard bound is this much past the loop's own deadline."""
-
-NO_TOOLS = Listing(())
-@dataclass(frozen=True)
-class ServersChanged:
-    """The user changed the servers or a tool's ticks: what the settings keep now (posted
-    to the window, which saves it on the GUI thread)."""
-
-    servers: tuple[McpServer, ...]
-
-
-State = Literal["off", "connecting", "connected", "stopped", "failed"]
 Fault = Callable[[str, str], None]
-Save = Callable[["ServersChanged"], None]
-
-
-@dataclass(frozen=True)
-class ServerStatus:
-    """What the dialog shows for one server."""
-
-    name: str
-    state: State
-    message: str = ""
-    """Why it failed or stopped ("" when connected)."""
-    listing: Listing = NO_TOOLS
-    """Every tool it offers (enabled or not) and the ones left out."""
+Save = Callable[[ServersChanged], None]
 
 
 class McpHub:
+    """The user's servers, started and called; see the module's docstring."""
+
     def __init__(self, servers: Sequence[McpServer] = (), on_fault: Fault | None = None,
                  save: Save | None = None, connect_timeout_s: float = CONNECT_TIMEOUT_S,
                  call_timeout_s: float = CALL_TIMEOUT_S) -> None:
@@ -108,6 +90,22 @@ class McpHub:
                     if self._status[name].state in ("connected", "stopped")
                     for offered in self._status[name].listing.tools
                     if server.choice(offered.remote).enabled]
+
+    def wait_ready(self, timeout_s: float = CONNECT_TIMEOUT_S) -> bool:
+        """Block until no server is still starting (at most ``timeout_s``): for a run that
+        has one question to ask. True when all have started or failed."""
+        changed = threading.Event()
+        unsubscribe = self.subscribe(changed.set)
+        deadline = time.monotonic() + timeout_s
+        try:
+            while any(s.state == "connecting" for s in self.status()):
+                left = deadline - time.monotonic()
+                if left <= 0 or not changed.wait(left):
+                    return False
+                changed.clear()
+            return True
+        finally:
+            unsubscribe()
 
     def find(self, tool_name: str) -> Offered | None:
         with self._lock:

@@ -3,7 +3,8 @@
 Its tools cover what a user's server may do: answer (``capital_of``, read-only), change
 something (``add_event``: it appends to the file named by ``EVENTS_FILE``), hang
 (``sleep_for``), die (``crash``: the process exits mid-call) and answer with junk
-(``junk``: an image and a huge text). ``MCP_TEST_NAME`` renames the server;
+(``junk``: an image and a huge text). ``--http PORT`` serves it on
+``http://127.0.0.1:PORT/mcp`` instead of stdio; ``MCP_TEST_NAME`` renames the server;
 ``MCP_TEST_EXTRA_TOOL=1`` adds ``extra_tool``; while the file ``MCP_TEST_REFUSE`` names
 exists, the server will not start (a server broken since it last ran).
 """
@@ -74,4 +75,7 @@ if os.environ.get("MCP_TEST_EXTRA_TOOL") == "1":
 
 
 if __name__ == "__main__":
-    server.run("stdio")
+    if sys.argv[1:2] == ["--http"]:  # streamable HTTP on 127.0.0.1:PORT/mcp
+        server.run("streamable-http", host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")
