@@ -170,7 +170,10 @@ class Link:
         task, closing = self._task, self._closing
         self._task = None
         if task is not None and closing is not None:
-            closing.set()
+            if self.session is not None:
+                closing.set()  # connected: leave the contexts in order
+            else:
+                task.cancel()  # still starting: nothing waits for ``closing`` yet
             try:
                 await asyncio.wait_for(task, CLOSE_TIMEOUT_S)
             except (TimeoutError, asyncio.CancelledError):

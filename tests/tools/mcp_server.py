@@ -3,8 +3,9 @@
 Its tools cover what a user's server may do: answer (``capital_of``, read-only), change
 something (``add_event``: it appends to the file named by ``EVENTS_FILE``), hang
 (``sleep_for``), die (``crash``: the process exits mid-call) and answer with junk
-(``junk``: an image and a huge text). ``--http PORT`` serves it on
-``http://127.0.0.1:PORT/mcp`` instead of stdio; ``MCP_TEST_NAME`` renames the server;
+(``junk``: an image and a huge text; ``babble``: a line that is not the protocol).
+``--http PORT`` serves it on ``http://127.0.0.1:PORT/mcp`` instead of stdio;
+``MCP_TEST_NAME`` renames the server;
 ``MCP_TEST_EXTRA_TOOL=1`` adds ``extra_tool``; while the file ``MCP_TEST_REFUSE`` names
 exists, the server will not start (a server broken since it last ran).
 """
@@ -65,6 +66,14 @@ def junk(kind: str) -> str | Image:
     if kind == "image":
         return Image(data=PIXEL, format="png")
     return "word " * 200_000
+
+
+@server.tool(description="Write a line that is not JSON-RPC on stdout, then answer.",
+             annotations=ToolAnnotations(read_only_hint=True))
+def babble() -> str:
+    sys.stdout.write("this is not JSON-RPC\n")
+    sys.stdout.flush()
+    return "still here"
 
 
 if os.environ.get("MCP_TEST_EXTRA_TOOL") == "1":

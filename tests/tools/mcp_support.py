@@ -12,7 +12,7 @@ from app.tools.mcp_config import McpServer, McpToolChoice
 from app.tools.mcp_hub import McpHub, ServerStatus
 
 SERVER_SCRIPT = Path(__file__).with_name("mcp_server.py")
-EVERY_TOOL = ("capital_of", "add_event", "sleep_for", "crash", "junk")
+EVERY_TOOL = ("capital_of", "add_event", "sleep_for", "crash", "junk", "babble")
 
 
 def atlas(events: Path, name: str = "Atlas", ticked: tuple[str, ...] = EVERY_TOOL,

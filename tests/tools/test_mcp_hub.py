@@ -21,7 +21,7 @@ def test_a_servers_ticked_tools_are_offered_under_its_name(tmp_path: Path) -> No
         [status] = hub.status()
         assert status.state == "connected", status.message
         assert names(hub) == {"atlas__capital_of", "atlas__add_event", "atlas__sleep_for",
-                              "atlas__crash", "atlas__junk"}
+                              "atlas__crash", "atlas__junk", "atlas__babble"}
         capital = next(t for t in hub.tools() if t.spec.name == "atlas__capital_of")
         assert capital.spec.description == "The capital city of a country."
         assert capital.spec.parameters["required"] == ["country"]
@@ -57,7 +57,7 @@ def test_tools_are_off_until_ticked_and_unticking_withdraws_them(tmp_path: Path)
     changes: list[int] = []
     with running_hub(atlas(tmp_path / "e.txt", ticked=())) as hub:
         [status] = hub.status()
-        assert len(status.listing.tools) == 5 and hub.tools() == []  # listed, not offered
+        assert len(status.listing.tools) == 6 and hub.tools() == []  # listed, not offered
         hub.subscribe(lambda: changes.append(len(hub.tools())))
         hub.choose("Atlas", "capital_of", enabled=True)
         assert names(hub) == {"atlas__capital_of"} and changes[-1] == 1
@@ -161,3 +161,23 @@ def test_close_stops_a_busy_server_within_its_bound(tmp_path: Path) -> None:
     started = time.monotonic()
     hub.close()
     assert time.monotonic() - started < 6.5
+
+
+def test_a_line_that_is_not_the_protocol_does_not_break_the_session(tmp_path: Path) -> None:
+    with running_hub(atlas(tmp_path / "e.txt")) as hub:
+        registry = ToolRegistry(hub.tools())
+        got = registry.run(ToolCall("atlas__babble", {}))
+        assert got.ok and got.text == "still here"
+        assert registry.run(ToolCall("atlas__capital_of", {"country": "France"})).text == "Paris"
+
+
+def test_a_server_that_never_answers_at_start_fails_within_its_bound(tmp_path: Path) -> None:
+    mute = atlas(tmp_path / "e.txt").model_copy(
+        update={"args": ("-c", "import time; time.sleep(60)")})
+    faults = Faults()
+    started = time.monotonic()
+    with running_hub(mute, on_fault=faults, connect_timeout_s=1.0) as hub:
+        [status] = hub.status()
+        assert status.state == "failed" and "did not answer within 1 s" in status.message
+        assert time.monotonic() - started < 8.0
+    assert time.monotonic() - started < 15.0  # closing it too
