@@ -317,6 +317,7 @@ def tool_servers() -> McpHub | None:
     while they start (bounded) so the first question can use them; a fault is a line on
     stderr."""
     from app.personas.text import plain_text
+    from app.privacy import child_environment
     from app.storage.settings import load_settings
     from app.tools.mcp_hub import McpHub
 
@@ -324,7 +325,7 @@ def tool_servers() -> McpHub | None:
     if not servers:
         return None
     hub = McpHub(servers, on_fault=lambda _server, message: print(
-        f"hanasu: {plain_text(message)}", file=sys.stderr))
+        f"hanasu: {plain_text(message)}", file=sys.stderr), env=child_environment())
     hub.wait_ready()
     return hub
 

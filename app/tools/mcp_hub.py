@@ -21,7 +21,7 @@ import concurrent.futures
 import logging
 import threading
 import time
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -53,7 +53,10 @@ class McpHub:
 
     def __init__(self, servers: Sequence[McpServer] = (), on_fault: Fault | None = None,
                  save: Save | None = None, connect_timeout_s: float = CONNECT_TIMEOUT_S,
-                 call_timeout_s: float = CALL_TIMEOUT_S) -> None:
+                 call_timeout_s: float = CALL_TIMEOUT_S,
+                 env: Mapping[str, str] | None = None) -> None:
+        self.env = dict(env or {})
+        """Given to every server started (``privacy.child_environment()``)."""
         self.on_fault = on_fault
         """Told ``(server, message)`` when a server fails, hangs or answers with junk."""
         self.save = save
@@ -247,7 +250,7 @@ class McpHub:
             server = self._servers.get(name)
         if server is None or not server.enabled:
             return None
-        link = Link(server)
+        link = Link(server, self.env)
         try:
             listed = await link.open(timeout_s or self.connect_timeout_s)
         except LinkFailed as exc:

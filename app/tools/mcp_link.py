@@ -70,8 +70,10 @@ def is_closed(exc: BaseException) -> bool:
 class Link:
     """One server's session, owned by one task on the hub's loop (call from that loop)."""
 
-    def __init__(self, server: McpServer) -> None:
+    def __init__(self, server: McpServer, env: Mapping[str, str] | None = None) -> None:
         self.server = server
+        self.env = dict(env or {})
+        """Set for a started server beneath its own ``env`` (the app's privacy switches)."""
         self.session: ClientSession | None = None
         self.dead = False
         self._task: asyncio.Task[None] | None = None
@@ -137,7 +139,7 @@ class Link:
             self._errlog = tempfile.TemporaryFile(  # noqa: SIM115 (closed by close())
                 "w+", encoding="utf-8", errors="replace")
         params = StdioServerParameters(command=server.command or "", args=list(server.args),
-                                       env=dict(server.env) or None)
+                                       env={**self.env, **server.env} or None)
         return stdio_client(params, errlog=self._errlog)
 
     def _with_stderr(self, why: str) -> str:

@@ -26,6 +26,7 @@ from app.engines import (
     warm_engines,
 )
 from app.personas.model import Persona
+from app.privacy import child_environment
 from app.storage.check_ins import CheckIns
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings, pipeline_config
@@ -95,7 +96,8 @@ class Session(QObject):
         self.running: Running | None = None
         self.keeper: Keeper | None = None
         """Where committed exchanges are saved and memories come from (None: nowhere)."""
-        self.mcp = McpHub(on_fault=lambda _server, message: post(Notice(message)))
+        self.mcp = McpHub(on_fault=lambda _server, message: post(Notice(message)),
+                          env=child_environment())
         """The user's tool servers, for the app's whole run: a restart keeps them running;
         its ``save`` is set by the window (a changed tick is stored in the settings)."""
 

@@ -76,6 +76,12 @@ def babble() -> str:
     return "still here"
 
 
+@server.tool(description="An environment variable as the server sees it.",
+             annotations=ToolAnnotations(read_only_hint=True))
+def env_var(name: str) -> str:
+    return os.environ.get(name, "unset")
+
+
 if os.environ.get("MCP_TEST_EXTRA_TOOL") == "1":
     @server.tool(description="Only there when asked for.",
                  annotations=ToolAnnotations(read_only_hint=True))

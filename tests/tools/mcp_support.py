@@ -12,7 +12,8 @@ from app.tools.mcp_config import McpServer, McpToolChoice
 from app.tools.mcp_hub import McpHub, ServerStatus
 
 SERVER_SCRIPT = Path(__file__).with_name("mcp_server.py")
-EVERY_TOOL = ("capital_of", "add_event", "sleep_for", "crash", "junk", "babble")
+EVERY_TOOL = ("capital_of", "add_event", "sleep_for", "crash", "junk", "babble",
+              "env_var")
 
 
 def atlas(events: Path, name: str = "Atlas", ticked: tuple[str, ...] = EVERY_TOOL,

@@ -7,6 +7,7 @@ import threading
 import time
 from pathlib import Path
 
+from app.privacy import child_environment
 from app.tools.mcp_hub import McpHub, ServersChanged
 from app.tools.spec import ToolCall, ToolRegistry
 from tests.tools.mcp_support import Faults, atlas, running_hub, settled, wait_for
@@ -21,7 +22,8 @@ def test_a_servers_ticked_tools_are_offered_under_its_name(tmp_path: Path) -> No
         [status] = hub.status()
         assert status.state == "connected", status.message
         assert names(hub) == {"atlas__capital_of", "atlas__add_event", "atlas__sleep_for",
-                              "atlas__crash", "atlas__junk", "atlas__babble"}
+                              "atlas__crash", "atlas__junk", "atlas__babble",
+                              "atlas__env_var"}
         capital = next(t for t in hub.tools() if t.spec.name == "atlas__capital_of")
         assert capital.spec.description == "The capital city of a country."
         assert capital.spec.parameters["required"] == ["country"]
@@ -57,7 +59,7 @@ def test_tools_are_off_until_ticked_and_unticking_withdraws_them(tmp_path: Path)
     changes: list[int] = []
     with running_hub(atlas(tmp_path / "e.txt", ticked=())) as hub:
         [status] = hub.status()
-        assert len(status.listing.tools) == 6 and hub.tools() == []  # listed, not offered
+        assert len(status.listing.tools) == 7 and hub.tools() == []  # listed, not offered
         hub.subscribe(lambda: changes.append(len(hub.tools())))
         hub.choose("Atlas", "capital_of", enabled=True)
         assert names(hub) == {"atlas__capital_of"} and changes[-1] == 1
@@ -181,3 +183,12 @@ def test_a_server_that_never_answers_at_start_fails_within_its_bound(tmp_path: P
         assert status.state == "failed" and "did not answer within 1 s" in status.message
         assert time.monotonic() - started < 8.0
     assert time.monotonic() - started < 15.0  # closing it too
+
+
+def test_a_server_gets_the_apps_privacy_switches(tmp_path: Path) -> None:
+    env = child_environment({"DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1", "SECRET": "x"})
+    assert env == {"DO_NOT_TRACK": "1", "HF_HUB_OFFLINE": "1"}
+    with running_hub(atlas(tmp_path / "e.txt"), env=env) as hub:
+        registry = ToolRegistry(hub.tools())
+        assert registry.run(ToolCall("atlas__env_var", {"name": "DO_NOT_TRACK"})).text == "1"
+        assert registry.run(ToolCall("atlas__env_var", {"name": "SECRET"})).text == "unset"
