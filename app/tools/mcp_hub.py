@@ -214,6 +214,7 @@ class McpHub:
         """Stop every server and the loop, within ``timeout_s`` (at exit)."""
         with self._lock:
             self._closed, loop, thread = True, self._loop, self._thread
+            self._loop = self._thread = None  # a second close has nothing to wait for
         if loop is None or thread is None:
             return
         try:
@@ -222,6 +223,8 @@ class McpHub:
             log.warning("MCP servers did not all stop within %.0f s", timeout_s)
         loop.call_soon_threadsafe(loop.stop)
         thread.join(1.0)
+        if not thread.is_alive():
+            loop.close()
 
     # ---- the loop -------------------------------------------------------------------
 

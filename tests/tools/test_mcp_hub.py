@@ -163,6 +163,11 @@ def test_close_stops_a_busy_server_within_its_bound(tmp_path: Path) -> None:
     started = time.monotonic()
     hub.close()
     assert time.monotonic() - started < 6.5
+    started = time.monotonic()
+    hub.close()  # twice (the window and the session both stop it): nothing to wait for
+    assert time.monotonic() - started < 0.1
+    got = tool.run({"seconds": 1}, threading.Event())  # a late call: an apology, at once
+    assert not got.ok and "closed" in got.text
 
 
 def test_a_line_that_is_not_the_protocol_does_not_break_the_session(tmp_path: Path) -> None:
