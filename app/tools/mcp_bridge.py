@@ -175,18 +175,22 @@ def answer(result: CallToolResult, offered: Offered, language: str) -> Answer:
         log.warning("MCP %s: the answer of %s was cut from %d characters", offered.server,
                     offered.remote, len(text))
         text = text[:MAX_RESULT_CHARS] + f" … (cut: the answer had {len(text)} characters)"
-    sorry = phrases.server_failed(offered.server, language)
+    apology = phrases.server_failed(offered.server, language)
     if result.is_error:
         return Answer(ToolResult.failure(
-            f"{offered.spec.name} failed: {text or 'the server gave no reason'}", sorry))
+            f"{offered.spec.name} failed: {text or 'the server gave no reason'}", apology))
     if not usable:
         fault = f"The tool server {offered.server} answered {offered.remote} with nothing " \
                 f"a voice can use ({text or 'no content'})."
-        return Answer(ToolResult.failure(
-            f"{offered.spec.name} answered with no text ({text or 'nothing'}). Tell the "
-            f'user: "{sorry}"', sorry), fault)
+        return Answer(sorry(f"{offered.spec.name} answered with no text "
+                            f"({text or 'nothing'}).", apology), fault)
     said = text if len(text) <= 200 else text[:200] + "…"
     return Answer(ToolResult(text, said))
+
+
+def sorry(text: str, spoken: str) -> ToolResult:
+    """A failed call: what went wrong for the model, with the apology it should say."""
+    return ToolResult.failure(f'{text} Tell the user: "{spoken}"', spoken)
 
 
 class McpTool:

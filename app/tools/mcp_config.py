@@ -102,6 +102,12 @@ class McpServer(BaseModel):
         """How it is reached, as the dialog shows it."""
         return self.url or " ".join([self.command or "", *self.args]).strip()
 
+    @property
+    def connection(self) -> tuple[object, ...]:
+        """What a running connection depends on: a change here restarts the server."""
+        return (self.command, self.args, tuple(sorted(self.env.items())), self.url,
+                self.enabled)
+
     def choice(self, tool: str) -> McpToolChoice:
         return self.tools.get(tool, McpToolChoice())
 

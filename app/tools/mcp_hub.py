@@ -26,7 +26,7 @@ from dataclasses import replace
 from typing import Any
 
 from app.tools import phrases
-from app.tools.mcp_bridge import McpTool, Offered, answer, offered_tools
+from app.tools.mcp_bridge import McpTool, Offered, answer, offered_tools, sorry
 from app.tools.mcp_config import McpServer, server_prefix
 from app.tools.mcp_link import Link, LinkDead, LinkFailed, reason
 from app.tools.mcp_status import NO_TOOLS, Listing, ServersChanged, ServerStatus, State
@@ -66,7 +66,8 @@ class McpHub:
         self._servers: dict[str, McpServer] = {}
         self._status: dict[str, ServerStatus] = {}
         self._links: dict[str, Link] = {}
-        """Loop thread only."""
+        """Loop thread only (and ``_tasks``)."""
+        self._tasks: set[asyncio.Task[None]] = set()
         self._generation: dict[str, int] = {}
         self._listeners: list[Callable[[], None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -193,7 +194,7 @@ class McpHub:
                 self._status.pop(name, None)
             for name, server in self._servers.items():
                 before = old.get(name)
-                if before is None or _reached(before) != _reached(server):
+                if before is None or before.connection != server.connection:
                     self._status[name] = ServerStatus(name, "connecting" if server.enabled
                                                       else "off")
                     restart.append(name)
@@ -265,9 +266,26 @@ class McpHub:
             await link.close()  # superseded while it started
             return None
         self._links[name] = link
+        link.on_list_changed = lambda: self._spawn(self._relist(name, link))
         self._set(name, "connected", "", offered_tools(name, server_prefix(name), listed))
         log.info("MCP %s: connected", name)
         return link
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        """Run ``coro`` on the loop as its own task (kept until it ends)."""
+        task = asyncio.get_running_loop().create_task(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _relist(self, name: str, link: Link) -> None:
+        """The server said its tools changed: list them again (bounded)."""
+        try:
+            listed = await asyncio.wait_for(link.list_tools(), self.call_timeout_s)
+        except Exception as exc:
+            log.warning("MCP %s: listing its tools again failed: %s", name, reason(exc))
+            return
+        if self._links.get(name) is link:
+            self._set(name, "connected", "", offered_tools(name, server_prefix(name), listed))
 
     async def _close_links(self) -> None:
         links, self._links = list(self._links.values()), {}
@@ -286,7 +304,7 @@ class McpHub:
             except concurrent.futures.TimeoutError:
                 pass
             except LinkFailed as exc:
-                return _sorry(f"{offered.spec.name} was not run: {exc}.",
+                return sorry(f"{offered.spec.name} was not run: {exc}.",
                               phrases.server_failed(offered.server, language))
             if cancel.is_set():
                 future.cancel()
@@ -302,13 +320,13 @@ class McpHub:
         link = self._links.get(name)
         if link is None or link.dead:
             if self._state(name) not in ("connected", "stopped"):
-                return _sorry(
+                return sorry(
                     f"{offered.spec.name} was not run: its server is not running.",
                     phrases.server_failed(name, language))
             log.info("MCP %s: starting it again for a call", name)
             link = await self._restart(name, max(0.1, deadline - time.monotonic()))
             if link is None:  # _restart said why; its tools are withdrawn
-                return _sorry(
+                return sorry(
                     f"{offered.spec.name} was not run: its server could not be started "
                     "again.", phrases.server_failed(name, language))
             offered = self.find(offered.spec.name) or offered
@@ -321,12 +339,12 @@ class McpHub:
             self._fault(name, f"The tool server {name} stopped during a call to "
                               f"{offered.remote}: {exc}. The next call starts it again.")
             self._set(name, "stopped", str(exc))
-            return _sorry(f"{offered.spec.name} failed: its server stopped.",
+            return sorry(f"{offered.spec.name} failed: its server stopped.",
                           phrases.server_failed(name, language))
         except Exception as exc:  # a reply that is not MCP, a server-side error
             why = reason(exc)
             self._fault(name, f"The tool server {name} failed on {offered.remote}: {why}")
-            return _sorry(f"{offered.spec.name} failed: {why}",
+            return sorry(f"{offered.spec.name} failed: {why}",
                           phrases.server_failed(name, language))
         got = answer(result, offered, language)
         if got.fault is not None:
@@ -336,7 +354,7 @@ class McpHub:
     def _too_slow(self, offered: Offered, language: str) -> ToolResult:
         self._fault(offered.server, f"The tool server {offered.server} did not answer "
                                     f"{offered.remote} within {self.call_timeout_s:.0f} s.")
-        return _sorry(
+        return sorry(
             f"{offered.spec.name} did not answer within {self.call_timeout_s:.0f} s.",
             phrases.server_too_slow(offered.server, language))
 
@@ -374,14 +392,3 @@ class McpHub:
                 self.on_fault(server, message)
             except Exception:
                 log.exception("reporting an MCP fault failed")
-
-
-def _sorry(text: str, spoken: str) -> ToolResult:
-    """A failed call: what went wrong for the model, with the apology it should say."""
-    return ToolResult.failure(f'{text} Tell the user: "{spoken}"', spoken)
-
-
-def _reached(server: McpServer) -> tuple[object, ...]:
-    """What a connection depends on: a change here restarts the server."""
-    return (server.command, server.args, tuple(sorted(server.env.items())), server.url,
-            server.enabled)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -76,6 +76,8 @@ class Link:
         """Set for a started server beneath its own ``env`` (the app's privacy switches)."""
         self.session: ClientSession | None = None
         self.dead = False
+        self.on_list_changed: Callable[[], None] | None = None
+        """Called on the loop when the server says its tools changed."""
         self._task: asyncio.Task[None] | None = None
         self._closing: asyncio.Event | None = None
         self._errlog: TextIO | None = None
@@ -109,7 +111,8 @@ class Link:
         try:
             async with AsyncExitStack() as stack:
                 read, write = await stack.enter_async_context(self._transport())
-                session = await stack.enter_async_context(ClientSession(read, write))
+                session = await stack.enter_async_context(
+                    ClientSession(read, write, message_handler=self._on_message))
                 await session.initialize()
                 tools = await _list_all(session)
                 self.session = session
@@ -153,6 +156,19 @@ class Link:
         except (OSError, ValueError):
             return why
         return f"{why} (it said: {clean_text(lines[-1])[:MAX_REASON]})" if lines else why
+
+    async def _on_message(self, message: object) -> None:
+        from mcp.types import ToolListChangedNotification
+
+        if isinstance(message, ToolListChangedNotification) and self.on_list_changed:
+            self.on_list_changed()  # it only schedules: the session's reader waits on us
+
+    async def list_tools(self) -> list[ServerTool]:
+        """The server's tools now (the hub bounds it)."""
+        session = self.session
+        if session is None or self.dead:
+            raise LinkDead("it is not running")
+        return await _list_all(session)
 
     async def call(self, remote: str, arguments: Mapping[str, object]) -> CallToolResult:
         """One call (the hub bounds it); ``LinkDead`` when the connection is gone."""

@@ -5,9 +5,9 @@ something (``add_event``: it appends to the file named by ``EVENTS_FILE``), hang
 (``sleep_for``), die (``crash``: the process exits mid-call) and answer with junk
 (``junk``: an image and a huge text; ``babble``: a line that is not the protocol).
 ``--http PORT`` serves it on ``http://127.0.0.1:PORT/mcp`` instead of stdio;
-``MCP_TEST_NAME`` renames the server;
-``MCP_TEST_EXTRA_TOOL=1`` adds ``extra_tool``; while the file ``MCP_TEST_REFUSE`` names
-exists, the server will not start (a server broken since it last ran).
+``grow`` adds ``extra_tool`` and tells the client its list changed; ``env_var`` reads its
+environment. While the file ``MCP_TEST_REFUSE`` names exists, the server will not start
+(a server broken since it last ran).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from mcp.server.mcpserver import Image, MCPServer
+from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.types import ToolAnnotations
 
 CAPITALS = {"france": "Paris", "japan": "Tokyo", "kenya": "Nairobi", "peru": "Lima"}
@@ -30,7 +30,7 @@ if REFUSE and Path(REFUSE).exists():
     print("atlas: my data folder is gone", file=sys.stderr)
     sys.exit(4)
 
-server = MCPServer(os.environ.get("MCP_TEST_NAME", "atlas"))
+server = MCPServer("atlas")
 
 
 @server.tool(description="The capital city of a country.",
@@ -82,11 +82,16 @@ def env_var(name: str) -> str:
     return os.environ.get(name, "unset")
 
 
-if os.environ.get("MCP_TEST_EXTRA_TOOL") == "1":
-    @server.tool(description="Only there when asked for.",
-                 annotations=ToolAnnotations(read_only_hint=True))
-    def extra_tool() -> str:
-        return "extra"
+def extra_tool() -> str:
+    return "extra"
+
+
+@server.tool(description="Offer one more tool from now on.")
+async def grow(ctx: Context) -> str:
+    server.add_tool(extra_tool, description="Only there after grow.",
+                    annotations=ToolAnnotations(read_only_hint=True))
+    await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 if __name__ == "__main__":

@@ -59,7 +59,7 @@ def test_tools_are_off_until_ticked_and_unticking_withdraws_them(tmp_path: Path)
     changes: list[int] = []
     with running_hub(atlas(tmp_path / "e.txt", ticked=())) as hub:
         [status] = hub.status()
-        assert len(status.listing.tools) == 7 and hub.tools() == []  # listed, not offered
+        assert len(status.listing.tools) == 8 and hub.tools() == []  # listed, not offered
         hub.subscribe(lambda: changes.append(len(hub.tools())))
         hub.choose("Atlas", "capital_of", enabled=True)
         assert names(hub) == {"atlas__capital_of"} and changes[-1] == 1
@@ -197,3 +197,15 @@ def test_a_server_gets_the_apps_privacy_switches(tmp_path: Path) -> None:
         registry = ToolRegistry(hub.tools())
         assert registry.run(ToolCall("atlas__env_var", {"name": "DO_NOT_TRACK"})).text == "1"
         assert registry.run(ToolCall("atlas__env_var", {"name": "SECRET"})).text == "unset"
+
+
+def test_a_server_whose_tools_change_is_listed_again(tmp_path: Path) -> None:
+    offered: list[list[str]] = []
+    server = atlas(tmp_path / "e.txt", ticked=("grow", "extra_tool"))  # ticked ahead
+    with running_hub(server) as hub:
+        stop = hub.offer(lambda tools: offered.append([t.spec.name for t in tools]))
+        assert offered == [["atlas__grow"]]
+        assert ToolRegistry(hub.tools()).run(ToolCall("atlas__grow", {})).text == "grown"
+        wait_for(hub, lambda _status: "atlas__extra_tool" in names(hub))
+        assert offered[-1] == ["atlas__grow", "atlas__extra_tool"]
+        stop()

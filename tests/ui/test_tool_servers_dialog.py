@@ -51,7 +51,7 @@ def test_a_server_added_by_command_line_shows_its_tools_to_tick(
     dialog.show()
     add(dialog, qtbot, "Atlas", shlex.join([sys.executable, str(SERVER_SCRIPT)]))
     assert dialog.error.text() == ""
-    qtbot.waitUntil(lambda: listed(dialog) == ["Atlas — connected, 7 tools"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: listed(dialog) == ["Atlas — connected, 8 tools"], timeout=WAIT_MS)
     capital, event = dialog.tool_item("capital_of"), dialog.tool_item("add_event")
     assert capital is not None and event is not None
     assert capital.checkState(0) == Qt.CheckState.Unchecked  # off until ticked
@@ -98,9 +98,9 @@ def test_a_server_that_fails_shows_why_and_can_be_reconnected(
     assert dialog.tools.topLevelItemCount() == 0
     script.write_text(SERVER_SCRIPT.read_text())
     qtbot.mouseClick(dialog.reconnect_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: listed(dialog) == ["Broken — connected, 7 tools"], timeout=WAIT_MS)
+    qtbot.waitUntil(lambda: listed(dialog) == ["Broken — connected, 8 tools"], timeout=WAIT_MS)
     [status] = hub.status()
-    assert status_line(status) == "Broken — connected, 7 tools"
+    assert status_line(status) == "Broken — connected, 8 tools"
 
 
 def test_the_window_opens_it_stores_its_changes_and_shows_faults(
