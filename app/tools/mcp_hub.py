@@ -27,7 +27,7 @@ from typing import Any
 
 from app.tools import phrases
 from app.tools.mcp_bridge import McpTool, Offered, answer, offered_tools, sorry
-from app.tools.mcp_config import McpServer, server_prefix
+from app.tools.mcp_config import McpServer, check_servers, server_prefix
 from app.tools.mcp_link import Link, LinkDead, LinkFailed, reason
 from app.tools.mcp_status import NO_TOOLS, Listing, ServersChanged, ServerStatus, State
 from app.tools.spec import Arguments, Tool, ToolResult, ToolSpec
@@ -183,7 +183,9 @@ class McpHub:
 
     def configure(self, servers: Sequence[McpServer]) -> None:
         """Use ``servers`` (as stored): new or changed ones are (re)started in the
-        background, removed ones stopped; a change of ticks only changes the tools."""
+        background, removed ones stopped; a change of ticks only changes the tools.
+        ``ValueError`` when two names would prefix their tools alike."""
+        check_servers(tuple(servers))
         restart: list[str] = []
         stop: list[str] = []
         with self._lock:

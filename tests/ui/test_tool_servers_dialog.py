@@ -84,6 +84,10 @@ def test_an_address_off_the_machine_is_refused_with_the_reason(
     assert hub.servers == () and dialog.name_edit.text() == "Cloud"  # kept to correct
     add(dialog, qtbot, "", "uvx thing")
     assert dialog.error.text() == "Give the server a name."
+    add(dialog, qtbot, "my notes", "uvx notes-server")
+    add(dialog, qtbot, "My-Notes", "uvx other-server")  # its tools would be my_notes__ too
+    assert dialog.error.text() == "two tool servers are called 'My-Notes'"
+    assert [s.name for s in hub.servers] == ["my notes"]
 
 
 def test_a_server_that_fails_shows_why_and_can_be_reconnected(
