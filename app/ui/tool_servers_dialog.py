@@ -102,6 +102,7 @@ class ToolServersDialog(QDialog):
         self.tools = QTreeWidget()
         self.tools.setAccessibleName("Tools of the selected server")
         self.tools.setHeaderLabels(["Use", "Always allow", "What it does"])
+        self.tools.header().setAccessibleName("Tool columns")
         self.tools.setRootIsDecorated(False)
         self.tools.setColumnWidth(USE, 220)
         self.tools.setColumnWidth(ALWAYS, 110)

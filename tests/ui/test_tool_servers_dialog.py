@@ -17,6 +17,7 @@ from app.storage.settings import Settings
 from app.tools.mcp_config import McpServer
 from app.tools.mcp_hub import McpHub, ServersChanged
 from app.ui.dialogs import DialogLauncher
+from app.ui.keyboard import interactive_widgets
 from app.ui.session import Session
 from app.ui.tool_servers_dialog import ToolServersDialog, status_line
 from app.ui.window import MainWindow
@@ -125,3 +126,10 @@ def test_the_window_opens_it_stores_its_changes_and_shows_faults(
                                     for m in window.notices.messages), timeout=WAIT_MS)
     finally:
         session.shutdown()
+
+
+def test_every_control_has_a_name_a_screen_reader_can_say(qtbot: QtBot, hub: McpHub) -> None:
+    dialog = ToolServersDialog(hub)
+    qtbot.addWidget(dialog)
+    assert [w for w in interactive_widgets(dialog) if not w.accessibleName().strip()] == []
+    assert dialog.where_edit.accessibleName() == "New server's command line or local address"
