@@ -68,6 +68,7 @@ class McpHub:
         self._links: dict[str, Link] = {}
         """Loop thread only (and ``_tasks``)."""
         self._tasks: set[asyncio.Task[None]] = set()
+        self._restarting: dict[str, asyncio.Lock] = {}
         self._generation: dict[str, int] = {}
         self._listeners: list[Callable[[], None]] = []
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -319,19 +320,18 @@ class McpHub:
     async def _call_on_loop(self, offered: Offered, arguments: Arguments, deadline: float,
                             language: str) -> ToolResult:
         name = offered.server
-        link = self._links.get(name)
-        if link is None or link.dead:
-            if self._state(name) not in ("connected", "stopped"):
-                return sorry(
-                    f"{offered.spec.name} was not run: its server is not running.",
-                    phrases.server_failed(name, language))
-            log.info("MCP %s: starting it again for a call", name)
-            link = await self._restart(name, max(0.1, deadline - time.monotonic()))
-            if link is None:  # _restart said why; its tools are withdrawn
-                return sorry(
-                    f"{offered.spec.name} was not run: its server could not be started "
-                    "again.", phrases.server_failed(name, language))
-            offered = self.find(offered.spec.name) or offered
+        async with self._restarting.setdefault(name, asyncio.Lock()):  # one restart at once
+            link = self._links.get(name)
+            if link is None or link.dead:
+                if self._state(name) not in ("connected", "stopped"):
+                    return sorry(f"{offered.spec.name} was not run: its server is not "
+                                 "running.", phrases.server_failed(name, language))
+                log.info("MCP %s: starting it again for a call", name)
+                link = await self._restart(name, max(0.1, deadline - time.monotonic()))
+                if link is None:  # _restart said why; its tools are withdrawn
+                    return sorry(f"{offered.spec.name} was not run: its server could not be "
+                                 "started again.", phrases.server_failed(name, language))
+                offered = self.find(offered.spec.name) or offered
         try:
             result = await asyncio.wait_for(link.call(offered.remote, arguments),
                                             max(0.0, deadline - time.monotonic()))

@@ -209,3 +209,21 @@ def test_a_server_whose_tools_change_is_listed_again(tmp_path: Path) -> None:
         wait_for(hub, lambda _status: "atlas__extra_tool" in names(hub))
         assert offered[-1] == ["atlas__grow", "atlas__extra_tool"]
         stop()
+
+
+def test_two_calls_after_a_crash_start_it_once(tmp_path: Path) -> None:
+    faults = Faults()
+    with running_hub(atlas(tmp_path / "e.txt"), on_fault=faults) as hub:
+        registry = ToolRegistry(hub.tools())
+        registry.run(ToolCall("atlas__crash", {}))
+        starts: list[str] = []
+        hub.subscribe(lambda: starts.append(hub.status()[0].state))
+        answers: list[str] = []
+        calls = [threading.Thread(target=lambda c=c: answers.append(registry.run(
+            ToolCall("atlas__capital_of", {"country": c})).text)) for c in ("Peru", "Kenya")]
+        for call in calls:
+            call.start()
+        for call in calls:
+            call.join()
+        assert sorted(answers) == ["Lima", "Nairobi"]
+        assert starts.count("connected") == 1 and len(faults.seen) == 1
