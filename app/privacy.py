@@ -63,3 +63,10 @@ def downloads_requested(argv: list[str]) -> bool:
     if words and words[0] in ("run", "bench", "models", "doctor"):
         return False
     return "--self-test" not in argv
+
+
+def child_environment(environ: MutableMapping[str, str] | None = None) -> dict[str, str]:
+    """The switches above as this process has them, for a child that is started with a
+    bare environment (the MCP SDK gives a server only PATH, HOME and a few more)."""
+    env = os.environ if environ is None else environ
+    return {name: env[name] for name in (*TELEMETRY_OFF, *OFFLINE) if name in env}

@@ -16,7 +16,9 @@ it must not make, anywhere in a module (top level, functions, TYPE_CHECKING bloc
 - app/ui does not import app/cli (the command line sits above the window, not below it).
 - app/tools (the tool layer: declarations, call formats, rule-based requests, built-in
   tools) imports the standard library only, no other app layer: app/core may use its types
-  for the reply stream, and app/storage implements its ports (reminders, notes).
+  for the reply stream, and app/storage implements its ports (reminders, notes). The user's
+  MCP servers (``mcp_*``) add pydantic for their settings and the ``mcp`` SDK, imported
+  inside the functions that start a server.
 """
 
 from __future__ import annotations

@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +30,7 @@ from app.personas.text import plain_text
 from app.storage.check_ins import CheckIns
 from app.storage.keeper import Keeper, attach
 from app.storage.tool_desk import attach_tools
+from app.tools.mcp_hub import McpHub
 
 log = logging.getLogger(__name__)
 
@@ -72,12 +74,14 @@ def run_file(
     stop: threading.Event | None = None,
     keeper: Keeper | None = None,
     new_conversation: bool = False,
+    mcp: McpHub | None = None,
 ) -> RunResult:
     """Stream ``audio`` through a fresh pipeline in real time; return the speaker track.
 
     Setting ``stop`` ends the run early (Ctrl-C): the result then holds what was played
     so far and has ``interrupted`` set. With a ``keeper`` the persona's saved
-    conversation is resumed (or a new one started) and every exchange is saved to it.
+    conversation is resumed (or a new one started) and every exchange is saved to it;
+    the ``mcp`` hub's ticked tools are offered beside the built-ins (both need a keeper).
     """
     stop = stop if stop is not None else threading.Event()
     clock = MonotonicClock()
@@ -97,6 +101,8 @@ def run_file(
     if keeper is not None:
         attach(keeper, pipeline, persona.id, persona.full_system_prompt(), new_conversation)
         desk = attach_tools(pipeline, keeper.db)
+    stop_offering = (mcp.offer(partial(desk.set_extra_tools, confirms=mcp)) if mcp and desk
+                     else (lambda: None))
     pipeline.start()
     _wait_until_warm(pipeline, stop)
     log.info("streaming %.1f s of input as the microphone", mic.duration)
@@ -109,6 +115,7 @@ def run_file(
         _wait_for_replies(pipeline, clock, mic.duration, max_wait_s, stop)
     finally:
         check_ins.stop()
+        stop_offering()
         if desk is not None:
             desk.stop()
         mic.stop()

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 from app.adapters.file_audio import (
     OutputPathError,
@@ -56,6 +57,9 @@ from app.engines import (
 from app.personas import Persona, load_persona_library
 from app.storage.database import open_database
 from app.storage.keeper import Keeper
+
+if TYPE_CHECKING:
+    from app.tools.mcp_hub import McpHub
 
 log = logging.getLogger(__name__)
 
@@ -245,15 +249,18 @@ def main(args: argparse.Namespace) -> int:
                 build_turn_detector() if args.smart_turn and not args.fake_engines else None
             )
             keeper = None if args.no_history or _shares_the_apps_history() else open_keeper()
+            mcp = tool_servers() if keeper is not None else None  # the tools need a keeper
             if stopper.signum is not None:  # a library swallowed the raise while loading
                 raise _Interrupted(stopper.signum)
             stopper.streaming = True
             try:
                 result = run_file(
                     engines, persona, audio, config, args.max_wait, echo, room, detector,
-                    stopper.event, keeper, args.new_conversation,
+                    stopper.event, keeper, args.new_conversation, mcp,
                 )
             finally:
+                if mcp is not None:
+                    mcp.close()
                 if keeper is not None:
                     keeper.close()  # the queued writes are done before it returns
             if keeper is not None and not keeper.db.kept_everything:  # said on stderr
@@ -303,6 +310,24 @@ def open_keeper() -> Keeper:
     if opened.notice:
         print(f"hanasu: {opened.notice}", file=sys.stderr)
     return Keeper(opened, notify=lambda message: print(f"hanasu: {message}", file=sys.stderr))
+
+
+def tool_servers() -> McpHub | None:
+    """The user's MCP servers from the settings (None when there are none), waited for
+    while they start (bounded) so the first question can use them; a fault is a line on
+    stderr."""
+    from app.personas.text import plain_text
+    from app.privacy import child_environment
+    from app.storage.settings import load_settings
+    from app.tools.mcp_hub import McpHub
+
+    servers = load_settings().mcp_servers
+    if not servers:
+        return None
+    hub = McpHub(servers, on_fault=lambda _server, message: print(
+        f"hanasu: {plain_text(message)}", file=sys.stderr), env=child_environment())
+    hub.wait_ready()
+    return hub
 
 
 def _write_outputs(args: argparse.Namespace, result: RunResult) -> None:

@@ -15,12 +15,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from app.errors import first_line
 from app.paths import user_config_dir
 from app.storage.atomic import write_text_atomically
 from app.storage.safe_read import UnreadableFileError, UserFileError, parse_json, read_text
+from app.tools.mcp_config import McpServer, check_servers
 
 if TYPE_CHECKING:
     from app.core.endpointing import EndpointConfig
@@ -103,6 +104,13 @@ class Settings(BaseModel):
     pet_size: int = Field(default=200, ge=PET_SIZE_MIN, le=PET_SIZE_MAX)
     pet_position: tuple[Coordinate, Coordinate] | None = None
     """The pet's top-left corner on the desktop; None: the screen's bottom-right corner."""
+    mcp_servers: tuple[McpServer, ...] = ()
+    """The user's tool servers (Model Context Protocol) and the tools ticked on each."""
+
+    @field_validator("mcp_servers")
+    @classmethod
+    def _distinct_servers(cls, servers: tuple[McpServer, ...]) -> tuple[McpServer, ...]:
+        return check_servers(servers)
 
     def replace(self, **changes: Any) -> Settings:
         """A validated copy with ``changes`` applied (raises pydantic's ValidationError)."""

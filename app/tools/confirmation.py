@@ -144,6 +144,9 @@ class Permissions:
         self._approved: tuple[str, float] | None = None
         """A tool name the user said yes to, and until when the yes holds."""
 
+    def now(self) -> float:
+        return self._clock()
+
     def gate(self, call: ToolCall, builtin: bool) -> ToolResult | None:
         """None when ``call`` may run now; else the result that tells the model to ask
         (and the call waits as ``pending``)."""

@@ -262,3 +262,17 @@ def result(value: str, language: str = "en") -> str:
 def joined(first: str, second: str, language: str = "en") -> str:
     """Two sentences, with the space English puts between them."""
     return first + (" " if lang(language) == "en" else "") + second
+
+
+def server_failed(server: str, language: str = "en") -> str:
+    """A user's tool server crashed, refused or answered with junk (said aloud)."""
+    return {"ja": f"すみません、{server}のツールが今は使えません。",
+            "zh": f"抱歉，{server}工具现在用不了。"}.get(
+        lang(language), f"Sorry, the {server} tool isn't working right now.")
+
+
+def server_too_slow(server: str, language: str = "en") -> str:
+    """A user's tool server did not answer in time (said aloud)."""
+    return {"ja": f"すみません、{server}のツールから時間内に返事がありませんでした。",
+            "zh": f"抱歉，{server}工具没有及时回应。"}.get(
+        lang(language), f"Sorry, the {server} tool took too long to answer.")

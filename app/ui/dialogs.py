@@ -1,4 +1,5 @@
-"""Opens Settings and Models from the window, and applies saved settings by restarting."""
+"""Opens Settings, Models and Tool servers from the window, and applies saved settings by
+restarting."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from app.ui.models_dialog import ModelsDialog
 from app.ui.plain import warn
 from app.ui.session import Session
 from app.ui.settings_dialog import SettingsDialog
+from app.ui.tool_servers_dialog import ToolServersDialog
 from app.ui.window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -28,6 +30,8 @@ class DialogLauncher(QObject):
         self._models: ModelsDialog | None = None
         window.settings_requested.connect(self.open_settings)
         window.models_requested.connect(self.open_models)
+        self._tool_servers: ToolServersDialog | None = None
+        window.menus.tool_servers_action.triggered.connect(self.open_tool_servers)
 
     def open_settings(self) -> None:
         dialog = SettingsDialog(self._window.settings, self._window)
@@ -47,3 +51,10 @@ class DialogLauncher(QObject):
             keyboard.prepare(self._models)
         self._models.show()
         self._models.raise_()
+
+    def open_tool_servers(self) -> None:
+        """The session's MCP servers (changes apply at once; the hub saves them)."""
+        if self._tool_servers is None or not self._tool_servers.isVisible():
+            self._tool_servers = ToolServersDialog(self._session.mcp, self._window)
+        self._tool_servers.show()
+        self._tool_servers.raise_()

@@ -105,6 +105,8 @@ def run_app(fake_engines: bool = False) -> int:
     session = Session(window.bridge.post, fake=fake_engines, parent=window)
     session.keeper = window.conversations.keeper if window.conversations else None
     window.timers.desk = lambda: session.running.tools if session.running else None
+    window.alerts.questions.desk = lambda: session.running.tools if session.running else None
+    session.mcp.save = window.bridge.post  # a changed tick: stored on the GUI thread
     tray = create_tray(window)
     window.pet.show_initial()  # the full window, or the desktop pet it was left as
     visible_ms = (time.perf_counter() - started) * 1000

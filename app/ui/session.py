@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from PySide6.QtCore import QObject, Signal
@@ -26,10 +28,13 @@ from app.engines import (
     warm_engines,
 )
 from app.personas.model import Persona
+from app.privacy import child_environment
 from app.storage.check_ins import CheckIns
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings, pipeline_config
 from app.storage.tool_desk import ToolDesk, attach_tools
+from app.tools.mcp_hub import McpHub
+from app.ui.notices import Notice
 from app.ui.tasks import BackgroundTask, Report
 
 log = logging.getLogger(__name__)
@@ -53,6 +58,8 @@ class Running:
     tools: ToolDesk | None = None
     check_ins: CheckIns | None = None
     """The persona's check-ins after a long silence (``use`` on a persona switch)."""
+    stop_offering: Callable[[], None] | None = None
+    """Stops handing the MCP hub's tools to this pipeline's desk."""
 
 
 def audio_disabled() -> bool:
@@ -63,6 +70,8 @@ def stop_running(running: Running | None) -> None:
     """Stop devices first (no more callbacks into the pipeline), then the pipeline."""
     if running is None:
         return
+    if running.stop_offering is not None:
+        running.stop_offering()
     if running.devices is not None:
         try:
             running.devices.stop()
@@ -89,6 +98,10 @@ class Session(QObject):
         self.running: Running | None = None
         self.keeper: Keeper | None = None
         """Where committed exchanges are saved and memories come from (None: nowhere)."""
+        self.mcp = McpHub(on_fault=lambda _server, message: post(Notice(message)),
+                          env=child_environment())
+        """The user's tool servers, for the app's whole run: a restart keeps them running;
+        its ``save`` is set by the window (a changed tick is stored in the settings)."""
 
     @property
     def pipeline(self) -> VoicePipeline | None:
@@ -127,6 +140,7 @@ class Session(QObject):
             self._task = None
         stop_running(self.running)
         self.running = None
+        self.mcp.close()
 
     # ---- background thread -----------------------------------------------------------
 
@@ -166,13 +180,18 @@ class Session(QObject):
             pipeline.set_context_provider(self.keeper.context)
         tools = (attach_tools(pipeline, self.keeper.db, on_ring=self._post)
                  if self.keeper is not None else None)  # rings shown in the window too
+        if tools is not None:
+            tools.on_question = self._post  # the window asks too
+        self.mcp.configure(settings.mcp_servers)  # unchanged servers keep running
+        stop_offering = (self.mcp.offer(partial(tools.set_extra_tools, confirms=self.mcp))
+                         if tools is not None else None)
         check_ins = CheckIns(pipeline, persona.checkin, idle=idle_reader())
         pipeline.add_observer(check_ins.observe)
         pipeline.start()
         check_ins.start()
         pipeline.set_muted(settings.muted)
         devices = None if audio_disabled() else self._open_devices(settings, pipeline, report)
-        return Running(pipeline, devices, persona.id, tools, check_ins)
+        return Running(pipeline, devices, persona.id, tools, check_ins, stop_offering)
 
     def use_persona(self, persona: Persona) -> None:
         """The window switched persona: its check-in settings from now on."""

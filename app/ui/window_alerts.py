@@ -11,8 +11,11 @@ from typing import TYPE_CHECKING
 from app.core.events import AssistantState
 from app.core.telemetry import EngineNotice, ReplyFailed, TurnTimed
 from app.storage.tool_desk import Rang
+from app.tools.confirmation import PendingCall
+from app.tools.mcp_hub import ServersChanged
 from app.ui.cards import Banner
 from app.ui.notices import Notice
+from app.ui.tool_question import ToolQuestions
 
 if TYPE_CHECKING:
     from app.ui.window import MainWindow
@@ -30,6 +33,8 @@ class WindowAlerts:
         self.load_error = ""
         self.device_error = ""
         self._stage_banner = False
+        self.questions = ToolQuestions(window)
+        """A tool that changes something, waiting for the user's yes."""
 
     @property
     def error(self) -> str:
@@ -87,6 +92,10 @@ class WindowAlerts:
             window.add_notice(item.text)
         elif isinstance(item, Rang):  # a timer or reminder came due
             window.timers.rang(item)
+        elif isinstance(item, PendingCall):  # a tool asks first: Allow / Always / Don't
+            self.questions.ask(item)
+        elif isinstance(item, ServersChanged):  # a tool server's ticks, from the hub
+            window.store_settings(window.settings.replace(mcp_servers=item.servers))
         elif isinstance(item, EngineNotice):  # e.g. a language's voice fell back to eSpeak
             if not window.timers.already_shown(item.message):  # a ring said while muted
                 window.add_notice(item.message)

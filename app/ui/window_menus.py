@@ -1,4 +1,4 @@
-"""The main window's menus and shortcuts: Hanasu (Settings, Models, Quit), View (Mute,
+"""The main window's menus and shortcuts: Hanasu (Settings, Models, Tool servers, Quit), View (Mute,
 Latency HUD, Timers and reminders, Desktop pet) and Help (About, shortcuts, the data
 folder, reporting a problem).
 
@@ -30,10 +30,12 @@ class WindowMenus:
         self.settings_action.triggered.connect(window.settings_requested.emit)
         self.models_action = QAction("&Models…", window)
         self.models_action.triggered.connect(window.models_requested.emit)
+        self.tool_servers_action = QAction("&Tool servers…", window)
+        """Opened by ``DialogLauncher`` (it holds the session's MCP hub)."""
         self.quit_action = QAction("&Quit", window)
         self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         self.quit_action.triggered.connect(QApplication.quit)
-        menu.addActions([self.settings_action, self.models_action])
+        menu.addActions([self.settings_action, self.models_action, self.tool_servers_action])
         menu.addSeparator()
         menu.addAction(self.quit_action)
         view = window.menuBar().addMenu("&View")
