@@ -12,6 +12,7 @@ import logging
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -30,6 +31,7 @@ from app.personas.text import plain_text
 from app.storage.check_ins import CheckIns
 from app.storage.keeper import Keeper, attach
 from app.storage.tool_desk import attach_tools
+from app.tools.confirmation import PendingCall
 from app.tools.mcp_hub import McpHub
 
 log = logging.getLogger(__name__)
@@ -75,13 +77,15 @@ def run_file(
     keeper: Keeper | None = None,
     new_conversation: bool = False,
     mcp: McpHub | None = None,
+    on_question: Callable[[PendingCall], None] | None = None,
 ) -> RunResult:
     """Stream ``audio`` through a fresh pipeline in real time; return the speaker track.
 
     Setting ``stop`` ends the run early (Ctrl-C): the result then holds what was played
     so far and has ``interrupted`` set. With a ``keeper`` the persona's saved
     conversation is resumed (or a new one started) and every exchange is saved to it;
-    the ``mcp`` hub's ticked tools are offered beside the built-ins (both need a keeper).
+    the ``mcp`` hub's ticked tools are offered beside the built-ins (both need a keeper),
+    and ``on_question`` is told of each call that waits for the user's yes.
     """
     stop = stop if stop is not None else threading.Event()
     clock = MonotonicClock()
@@ -101,6 +105,7 @@ def run_file(
     if keeper is not None:
         attach(keeper, pipeline, persona.id, persona.full_system_prompt(), new_conversation)
         desk = attach_tools(pipeline, keeper.db)
+        desk.on_question = on_question
     stop_offering = (mcp.offer(partial(desk.set_extra_tools, confirms=mcp)) if mcp and desk
                      else (lambda: None))
     pipeline.start()

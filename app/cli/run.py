@@ -59,6 +59,7 @@ from app.storage.database import open_database
 from app.storage.keeper import Keeper
 
 if TYPE_CHECKING:
+    from app.tools.confirmation import PendingCall
     from app.tools.mcp_hub import McpHub
 
 log = logging.getLogger(__name__)
@@ -256,7 +257,7 @@ def main(args: argparse.Namespace) -> int:
             try:
                 result = run_file(
                     engines, persona, audio, config, args.max_wait, echo, room, detector,
-                    stopper.event, keeper, args.new_conversation, mcp,
+                    stopper.event, keeper, args.new_conversation, mcp, _say_question,
                 )
             finally:
                 if mcp is not None:
@@ -288,6 +289,12 @@ def main(args: argparse.Namespace) -> int:
         return 128 + stopper.signum
     _log_turns(result)
     return 1 if result.failures else 0
+
+
+def _say_question(pending: PendingCall) -> None:
+    """A tool that changes something waits for a spoken yes: say so on stderr."""
+    print(f"hanasu: {pending.call.name} waits for a yes or no before it runs",
+          file=sys.stderr)
 
 
 def _shares_the_apps_history() -> bool:

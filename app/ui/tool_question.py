@@ -68,8 +68,7 @@ class ToolQuestions:
                 desk.allow(pending.call.call_id, always)
             else:
                 desk.deny(pending.call.call_id)
-        self._asked = None
-        self._timer.stop()
+        self._close()
 
     def _close_if_settled(self) -> None:
         desk = self.desk()

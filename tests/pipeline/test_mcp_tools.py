@@ -19,6 +19,7 @@ from app.personas import Persona
 from app.storage.database import open_database
 from app.storage.keeper import Keeper
 from app.tools.gemma4 import CALL_CLOSE, CALL_OPEN, Q
+from app.tools.mcp_config import McpToolChoice
 from app.tools.spec import ToolSpec
 from tests.pipeline.conftest import silence, voiced
 from tests.tools.mcp_support import Faults, atlas, running_hub
@@ -69,8 +70,11 @@ def converse(tmp_path: Path, persona: Persona, llm: ScriptedGemma,
     engines = Engines(FakeVoiceActivity(), FakeRecognizer([ASKED]), llm, tts)  # type: ignore[arg-type]
     audio = np.concatenate([silence(0.5), voiced(1.2), silence(5.0)])
     keeper = Keeper(open_database(tmp_path / "hanasu.db"))
-    with running_hub(atlas(tmp_path / "events.txt", ticked=("capital_of", "crash")),
-                     on_fault=faults) as hub:
+    server = atlas(tmp_path / "events.txt", ticked=("capital_of", "crash"))
+    # crash() says nothing of side effects, so it would ask first: the user allowed it
+    server = server.model_copy(update={"tools": {
+        **server.tools, "crash": McpToolChoice(enabled=True, always_allow=True)}})
+    with running_hub(server, on_fault=faults) as hub:
         try:
             result = run_file(engines, persona, audio, keeper=keeper, max_wait_s=15, mcp=hub)
             _, exchanges = keeper.resume(persona.id)
