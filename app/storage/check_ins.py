@@ -21,7 +21,6 @@ import threading
 import time
 from collections.abc import Callable
 
-from app.adapters.user_idle import IdleReader
 from app.core.character import breaks_character
 from app.core.events import PipelineEvent, PlaybackEnded, SpeechStarted, TurnCommitted
 from app.core.pipeline import VoicePipeline
@@ -43,6 +42,8 @@ WELCOME = (
     "with them; if it fits, refer to what you talked about. Only the sentence.)"
 )
 MAX_CHARS = 240
+IdleReader = Callable[[], float]
+"""Seconds since the user's last keyboard or mouse input (``app.adapters.user_idle``)."""
 BACK_WITHIN_S = 2 * POLL_S
 """Input this recent, after being away, is the user coming back."""
 
