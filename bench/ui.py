@@ -48,7 +48,7 @@ from typing import Any
 from bench.latency import QUESTIONS, machine_name, summary
 from bench.virtual_audio import Pulse, Xvfb, missing_tools, stop_process
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 WINDOW_VISIBLE_TARGET_S = 1.5
 TURN_STALL_TARGET_MS = 50.0
 IDLE_CPU_TARGET_PERCENT = 3.0
