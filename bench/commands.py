@@ -25,6 +25,7 @@ SUBCOMMANDS = {
     "turns": ("bench.turns", "end-of-turn cut-offs and late ends, barge-in, phantoms"),
     "echo": ("bench.echo", "what is left of its own voice after the echo canceller, per room"),
     "soak": ("bench.soak", "1,000 fake-engine turns on the window: RSS growth, GUI stalls"),
+    "lipsync": ("bench.lipsync", "mouth-shape onsets against the played audio per voice"),
 }
 """name -> (module with add_arguments/main, description)."""
 

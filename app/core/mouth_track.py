@@ -125,35 +125,43 @@ def spectral_viseme(bands: FloatAudio) -> Viseme:
     """A vowel's shape from its energy in ``_BANDS`` (fractions summing to 1): all low is a
     closed vowel ("i" if it has a high second formant, else "u"); a high second formant
     with an open first is "e"; much low energy left with an open first is "o"; else "a"."""
-    low, f2_high = float(bands[0]), float(bands[3] + bands[4])
-    if low >= 0.55:
-        return Viseme.I if bands[4] + bands[5] >= 0.12 else Viseme.U
-    if f2_high >= 0.2:
-        return Viseme.E
-    return Viseme.O if low >= 0.22 else Viseme.A
+    return CODES[int(_classify(bands[np.newaxis, :])[0])]
 
 
-def band_shares(frame: FloatAudio, rate: int) -> FloatAudio:
-    """The share of ``frame``'s energy in each of ``_BANDS``."""
-    power = np.square(np.abs(np.fft.rfft(frame * np.hanning(frame.size))))
-    freqs = np.fft.rfftfreq(frame.size, 1.0 / rate)
-    shares = np.array([power[(freqs >= lo) & (freqs < hi)].sum()
-                       for lo, hi in itertools.pairwise(_BANDS)])
-    return (shares / max(float(shares.sum()), 1e-12)).astype(np.float32)
+def _classify(shares: np.ndarray) -> np.ndarray:
+    """``spectral_viseme`` for rows of band shares at once: the shapes' codes."""
+    low, f2_high, top = shares[:, 0], shares[:, 3] + shares[:, 4], shares[:, 4] + shares[:, 5]
+    codes = np.where(low >= 0.22, CODES.index(Viseme.O), CODES.index(Viseme.A))
+    codes = np.where(f2_high >= 0.2, CODES.index(Viseme.E), codes)
+    closed_vowel = np.where(top >= 0.12, CODES.index(Viseme.I), CODES.index(Viseme.U))
+    return np.where(low >= 0.55, closed_vowel, codes).astype(np.int8)
+
+
+def band_shares(frames: np.ndarray, rate: int) -> np.ndarray:
+    """The share of each frame's (row's) energy in each of ``_BANDS``."""
+    size = frames.shape[-1]
+    power = np.square(np.abs(np.fft.rfft(frames * np.hanning(size), axis=-1)))
+    freqs = np.fft.rfftfreq(size, 1.0 / rate)
+    shares = np.stack([power[..., (freqs >= lo) & (freqs < hi)].sum(axis=-1)
+                       for lo, hi in itertools.pairwise(_BANDS)], axis=-1)
+    result: np.ndarray = shares / np.maximum(shares.sum(axis=-1, keepdims=True), 1e-12)
+    return result
 
 
 def _shapes_from_spectrum(samples: FloatAudio, rate: int, voiced: np.ndarray) -> np.ndarray:
-    """A shape per voiced hop from a 32 ms spectrum, then a 5-hop majority so the mouth
-    does not flicker between neighbouring vowels."""
+    """A shape per voiced hop from a 32 ms spectrum (all hops in one FFT call, so the
+    synthesizer's thread holds the interpreter briefly), then a 5-hop majority so the
+    mouth does not flicker between neighbouring vowels."""
     hop, size = max(1, round(HOP_S * rate)), round(0.032 * rate)
     padded = np.concatenate([np.zeros(size // 2, np.float32), samples.astype(np.float32),
-                             np.zeros(size, np.float32)])
+                             np.zeros(size + hop, np.float32)])
     raw = np.zeros(voiced.size, dtype=np.int8)
-    for k in np.flatnonzero(voiced):
-        centre = k * hop + hop // 2
-        raw[k] = CODES.index(spectral_viseme(band_shares(padded[centre:centre + size], rate)))
+    at = np.flatnonzero(voiced)
+    if at.size:
+        frames = np.lib.stride_tricks.sliding_window_view(padded, size)[at * hop + hop // 2]
+        raw[at] = _classify(band_shares(frames, rate))
     shapes = raw.copy()
-    for k in np.flatnonzero(voiced):
+    for k in at:
         window = raw[max(0, k - 2):k + 3]
         window = window[window > 0]
         shapes[k] = np.bincount(window).argmax() if window.size else raw[k]

@@ -39,8 +39,9 @@ LIP_CLOSERS = frozenset("pbmɸfvɱ")
 """Consonants said with the lips (nearly) shut."""
 ROUNDERS = frozenset("wβ")
 """Consonants said with rounded lips (misaki writes Japanese "w" as β)."""
-IGNORED = frozenset("ˈˌːˑ↓↑→↘↗ʲ̃ʰ̩ ")
-"""Stress, length, tone and secondary marks: they belong to the sound around them."""
+IGNORED = frozenset("ˈˌːˑ↓↑→↘↗ʲ̃ʰ̩")
+"""Stress, length, tone and secondary marks: they belong to the sound around them (a
+space is not one: "βa ii" is two syllables, not a glide)."""
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class Syllable:
 
 def syllables(phonemes: str) -> list[Syllable]:
     """The syllable nuclei of an IPA string, in order (punctuation and spaces are no
-    nuclei; a consonant between two vowels splits them)."""
+    nuclei; a consonant or a space between two vowels splits them)."""
     found: list[Syllable] = []
     run: list[Viseme] = []
     closed = False

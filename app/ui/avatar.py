@@ -288,13 +288,14 @@ class AvatarWidget(QWidget):
             self.update()
 
     def _advance_mouth(self) -> None:
-        """A timeline's opening is already the sound's, so it is followed closely (a
-        smoother would show it late); the level's, softened against 20 ms flicker."""
+        """A timeline's opening is already the sound's (smoothed over 20 ms), so it is shown
+        as it is: a smoother would show it late and hide short closures; the level's is
+        softened against 20 ms flicker."""
         speaking = self._state is AssistantState.SPEAKING
         if self.play_clock is not None and self._lips.active:
             viseme, target = self._lips.at(self.play_clock())
             self._viseme = viseme if speaking else None
-            rate = 0.9 if target > self._mouth else 0.6
+            rate = 1.0
         else:
             self._viseme, target = None, self._target_level
             rate = 0.6 if target > self._mouth else 0.25
