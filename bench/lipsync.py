@@ -160,7 +160,8 @@ def run_voice(tts: Any, language: str, mouth: str) -> dict[str, Any]:
     clock = MonotonicClock()
     bridge = EventBridge()
     frames: list[tuple[float, float]] = []
-    ticks: list[float] = []
+    ticks: list[list[float]] = []
+    """Frame times while speaking, one list per sentence (between them the face rests)."""
 
     class Recorded(AvatarWidget):
         def paintEvent(self, event: Any) -> None:
@@ -169,8 +170,8 @@ def run_voice(tts: Any, language: str, mouth: str) -> dict[str, Any]:
 
         def advance(self, t: float) -> None:
             super().advance(t)
-            if self.state is AssistantState.SPEAKING:
-                ticks.append(clock.now())
+            if self.state is AssistantState.SPEAKING and ticks:
+                ticks[-1].append(clock.now())
 
     avatar = Recorded()
     avatar.resize(300, 300)
@@ -179,7 +180,8 @@ def run_voice(tts: Any, language: str, mouth: str) -> dict[str, Any]:
         avatar.play_clock = clock.now
         bridge.mouth.connect(avatar.mouth_cue)
     bridge.playback_level.connect(lambda level, _at: avatar.set_level(level))
-    bridge.playback_started.connect(lambda *_: avatar.set_state(AssistantState.SPEAKING))
+    bridge.playback_started.connect(lambda *_: (ticks.append([]),
+                                                avatar.set_state(AssistantState.SPEAKING)))
     playback = PlaybackQueue(tts.sample_rate, bridge.post)
     live = LiveTurn()
     synth = Synthesizer(bridge.post, tts, live, clock, playback)
@@ -220,8 +222,7 @@ def run_voice(tts: Any, language: str, mouth: str) -> dict[str, Any]:
     mouth_onsets = _onsets(times, np.array([m for _, m in frames]), 0.3, 0.1, quiet_s=0.02)
     offsets = pair(sound, mouth_onsets)
     low, high = TOLERANCE_MS
-    gaps = np.diff(np.array(ticks)) if len(ticks) > 1 else np.zeros(0)
-    gaps = gaps[gaps < 0.5]  # between replies the face is not speaking
+    gaps = np.concatenate([np.diff(np.array(t)) for t in ticks if len(t) > 1] or [np.zeros(0)])
     return {
         "sound_onsets": len(sound), "mouth_onsets": len(mouth_onsets), "paired": len(offsets),
         "offset_ms": _stats(offsets),
