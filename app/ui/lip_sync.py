@@ -11,9 +11,11 @@ from __future__ import annotations
 from app.core.telemetry import MouthCue
 from app.core.visemes import Viseme
 
-LEAD_S = 0.02
-"""Frames are asked for what sounds this much later: a painted frame reaches the screen
-about a frame later, and lips move slightly before the sound they make."""
+LEAD_S = 0.03
+"""Frames are asked for what sounds this much later: a frame painted now is on screen from
+the next refresh for the 30 ms until the next frame, so it shows best what sounds in the
+middle of that; and lips move slightly before the sound they make (BT.1359 allows sound
+125 ms after the picture, only 45 ms before)."""
 KEEP = 64
 """Cues held at most (a reply queues a few; a stalled GUI must not grow the list)."""
 

@@ -29,7 +29,7 @@ def test_english_vowels_diphthongs_and_lip_closures() -> None:
 
 
 def test_japanese_misaki_phonemes() -> None:
-    # 今日はいい天気ですね: ko ɲɲi ʨi βa / kʲoː βa ii teŋ kʲi de sɨ ne
+    # こんにちは、今日はいい天気ですね: ko ɲɲi ʨi βa / kʲoː βa ii teŋ kʲi de sɨ ne
     assert shapes("koɲɲiʨiβa, kʲoː βa ii teŋkʲi desɨ ne.") == [
         O, I, I, A, O, A, I, E, I, E, U, E]
 
