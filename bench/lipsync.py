@@ -180,8 +180,12 @@ def run_voice(tts: Any, language: str, mouth: str) -> dict[str, Any]:
         avatar.play_clock = clock.now
         bridge.mouth.connect(avatar.mouth_cue)
     bridge.playback_level.connect(lambda level, _at: avatar.set_level(level))
-    bridge.playback_started.connect(lambda *_: (ticks.append([]),
-                                                avatar.set_state(AssistantState.SPEAKING)))
+
+    def started(*_args: object) -> None:
+        ticks.append([])
+        avatar.set_state(AssistantState.SPEAKING)
+
+    bridge.playback_started.connect(started)
     playback = PlaybackQueue(tts.sample_rate, bridge.post)
     live = LiveTurn()
     synth = Synthesizer(bridge.post, tts, live, clock, playback)
@@ -190,8 +194,12 @@ def run_voice(tts: Any, language: str, mouth: str) -> dict[str, Any]:
                           has_work=lambda: not playback.idle(), wake=playback.wake)
     device = Device(feeder.ring, tts.sample_rate, clock.now)
     done = threading.Event()
-    bridge.playback_ended.connect(lambda *_: (avatar.set_state(AssistantState.IDLE),
-                                              done.set()))
+
+    def ended(*_args: object) -> None:
+        avatar.set_state(AssistantState.IDLE)
+        done.set()
+
+    bridge.playback_ended.connect(ended)
 
     def speak() -> None:
         for turn, text in enumerate(SENTENCES[language], start=1):
