@@ -17,7 +17,7 @@ import numpy as np
 
 from app.core.emotion import Emotion
 from app.core.events import AnswerStarted, FloatAudio, PipelineEvent, PlaybackEnded, PlaybackStarted
-from app.core.mouth_track import MouthTrack, mouth_track
+from app.core.mouth_track import MouthTrack
 from app.core.telemetry import ExpressionCue, MouthCue, PlaybackLevel
 
 
@@ -100,7 +100,8 @@ class PlaybackQueue:
                                               track=track))
         self.wake.set()
 
-    def acknowledge(self, turn_id: int, samples: FloatAudio, text: str) -> bool:
+    def acknowledge(self, turn_id: int, samples: FloatAudio, text: str,
+                    track: MouthTrack | None = None) -> bool:
         """Queue an acknowledgement to play before the answer, only while none of the
         answer's audio is queued or played (checked under the lock the synthesizer's
         ``enqueue`` takes, so it never lands behind the answer). Returns whether queued."""
@@ -111,8 +112,7 @@ class PlaybackQueue:
             if not samples.size:
                 return False
             turn.acknowledged = True
-            turn.segments.append(_Segment(samples, text, answer=False,
-                                          track=mouth_track(samples, self.sample_rate)))
+            turn.segments.append(_Segment(samples, text, answer=False, track=track))
         self.wake.set()
         return True
 
