@@ -10,9 +10,10 @@ pipeline clock: every block the device played (at its play time) and every paint
 
 Onsets: in the audio, where the 5 ms loudness rises over a quarter of the voice's loud
 level after at least 40 ms under a tenth of it (a syllable after silence or a closure); in
-the mouth, where the painted opening rises over 0.3 after a frame or more under 0.1 (the
-face paints every 30 ms). Onsets are paired one to one, closest first, within 250 ms; the
-sound onsets left unpaired are syllables the mouth did not show apart. The offset is sound
+the mouth, where the painted mouth opens (an opening over 0.05, the drawn face shows it open
+from 0.04) after a frame or more shut (under 0.01; the face paints every 30 ms). Onsets are
+paired one to one, closest first, within 250 ms; the sound onsets left unpaired are syllables
+the mouth did not show apart. The offset is sound
 minus mouth: positive when the sound comes after the mouth ("sound late"), negative when
 before ("sound early"). ITU-R BT.1359 tolerates -45 ms .. +125 ms. ``--mouth level`` runs
 the old path (the mouth follows PlaybackLevel as it arrives) for comparison.
@@ -47,6 +48,8 @@ DEVICE_LATENCY_S = 0.03
 HOP_S = 0.005
 TOLERANCE_MS = (-45.0, 125.0)
 PAIR_WITHIN_S = 0.25
+MOUTH_OPEN, MOUTH_SHUT = 0.05, 0.01
+"""The drawn face shows an open mouth from an opening of 0.04 (``face_features.mouth``)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -227,7 +230,8 @@ def run_voice(tts: Any, language: str, mouth: str) -> dict[str, Any]:
     avatar.close()
     sound = audio_onsets(device.blocks, tts.sample_rate)
     times = np.array([t for t, _ in frames])
-    mouth_onsets = _onsets(times, np.array([m for _, m in frames]), 0.3, 0.1, quiet_s=0.02)
+    mouth_onsets = _onsets(times, np.array([m for _, m in frames]), MOUTH_OPEN, MOUTH_SHUT,
+                           quiet_s=0.02)
     offsets = pair(sound, mouth_onsets)
     low, high = TOLERANCE_MS
     gaps = np.concatenate([np.diff(np.array(t)) for t in ticks if len(t) > 1] or [np.zeros(0)])
