@@ -8,8 +8,9 @@ real ``AvatarWidget`` (offscreen), wired as the window wires it. Two records on 
 pipeline clock: every block the device played (at its play time) and every painted frame
 (the mouth's opening and shape as painted).
 
-Onsets: in the audio, where the 5 ms loudness rises over a quarter of the voice's loud
-level after at least 40 ms under a tenth of it (a syllable after silence or a closure); in
+Onsets: in the audio, where the 5 ms loudness in the 300-3000 Hz band (a syllable's vowel
+or voiced consonant; a hiss is not a syllable's start) rises over a quarter of the voice's
+loud level after at least 40 ms under a tenth of it (after silence or a closure); in
 the mouth, where the painted mouth opens (an opening over 0.05, the drawn face shows it open
 from 0.04) after a frame or more shut (under 0.01; the face paints every 30 ms). Onsets are
 paired one to one, closest first, within 250 ms; the sound onsets left unpaired are syllables
@@ -48,6 +49,7 @@ DEVICE_LATENCY_S = 0.03
 HOP_S = 0.005
 TOLERANCE_MS = (-45.0, 125.0)
 PAIR_WITHIN_S = 0.25
+SYLLABIC_HZ = (300.0, 3000.0)
 MOUTH_OPEN, MOUTH_SHUT = 0.05, 0.01
 """The drawn face shows an open mouth from an opening of 0.04 (``face_features.mouth``)."""
 
@@ -90,14 +92,28 @@ class Device:
             time.sleep(max(0.0, due - time.monotonic()))
 
 
+def syllabic(audio: FloatAudio, rate: int) -> FloatAudio:
+    """``audio`` in the 300-3000 Hz band, where vowels and voiced consonants are loud and
+    a hiss (s, sh, f) is not: energy there rising is a syllable's nucleus starting."""
+    spectrum = np.fft.rfft(audio)
+    freqs = np.fft.rfftfreq(audio.size, 1.0 / rate)
+    spectrum[(freqs < SYLLABIC_HZ[0]) | (freqs > SYLLABIC_HZ[1])] = 0.0
+    band: FloatAudio = np.fft.irfft(spectrum, n=audio.size).astype(np.float32)
+    return band
+
+
 def audio_onsets(blocks: list[tuple[float, FloatAudio]], rate: int) -> list[float]:
     """Syllable onsets of the played audio (see the module's docstring)."""
     times, levels = [], []
     hop = round(HOP_S * rate)
+    band = syllabic(np.concatenate([b for _, b in blocks]), rate)
+    at = 0
     for start, block in blocks:
+        part = band[at:at + block.size]
+        at += block.size
         for k in range(0, block.size - hop + 1, hop):
             times.append(start + k / rate)
-            levels.append(float(np.sqrt(np.mean(np.square(block[k:k + hop])))))
+            levels.append(float(np.sqrt(np.mean(np.square(part[k:k + hop])))))
     level = np.array(levels)
     loud = float(np.percentile(level[level > 1e-4], 95)) if np.any(level > 1e-4) else 1.0
     return _onsets(np.array(times), level / loud, 0.25, 0.1)

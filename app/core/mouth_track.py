@@ -24,6 +24,11 @@ WINDOW_S = 0.02
 """Loudness window, centred on each hop: an onset shows at most 10 ms before it sounds."""
 SILENT = 0.12
 """Below this fraction of the chunk's loud level the mouth is closed."""
+HISS_PER_S = 4000
+"""Zero crossings a second above which a hop is a hiss (s, sh, f, a breath): vowels and
+voiced consonants cross 800-3000 times a second, eSpeak's and Piper's fricatives
+4500-12000. A hiss is said with the teeth together, so the mouth shows it closed and opens
+on the vowel that follows."""
 SPLIT_DIP = 0.7
 """A dip below this fraction of the smaller bump on either side splits two syllables."""
 CODES = tuple(Viseme)
@@ -64,6 +69,16 @@ def loudness(samples: FloatAudio, rate: int) -> FloatAudio:
     return rms
 
 
+def crossings(samples: FloatAudio, rate: int, hops: int) -> FloatAudio:
+    """Zero crossings a second in each hop."""
+    hop = max(1, round(HOP_S * rate))
+    changes = np.zeros(hops * hop, dtype=np.float32)
+    flips = np.diff(np.signbit(samples)).astype(np.float32)
+    changes[:min(flips.size, changes.size)] = flips[:changes.size]
+    per_hop: FloatAudio = changes.reshape(hops, hop).sum(axis=1) * (rate / hop)
+    return per_hop
+
+
 def mouth_track(samples: FloatAudio, rate: int,
                 nuclei: list[Syllable] | None = None) -> MouthTrack:
     """The timeline of ``samples``; ``nuclei`` from the phonemes when the engine gave
@@ -73,7 +88,7 @@ def mouth_track(samples: FloatAudio, rate: int,
         return MouthTrack((), ())
     loud = max(float(np.percentile(level, 95)), 1e-4)
     opening = np.clip(level / loud, 0.0, 1.0)
-    voiced = opening >= SILENT
+    voiced = (opening >= SILENT) & (crossings(samples, rate, level.size) <= HISS_PER_S)
     if nuclei:
         shapes = _shapes_from_nuclei(opening, voiced, nuclei)
     else:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
 
 from app.adapters.cjk_g2p import japanese_phonemizer, mandarin_phonemizer
 from app.adapters.espeak_tts import EspeakSynthesizer
 from app.adapters.piper_tts import PiperSynthesizer
-from app.core.mouth_track import mouth_track
+from app.core.mouth_track import loudness, mouth_track
 from app.core.visemes import Viseme, openness, syllables
 
 
@@ -53,3 +54,15 @@ def test_the_japanese_and_mandarin_phonemizers_give_what_the_map_was_written_for
         "koɲɲiʨiβa, kʲoː βa ii teŋkʲi desɨ ne."
     assert mandarin_phonemizer()("你好，今天天气很好。") == \
         "ni↓xau↓, ʨi→ntʰjɛ→ntʰjɛ→nʨʰi↘ xə↓n xau↓."
+
+
+@pytest.mark.parametrize("word", ["see", "shoe"])
+def test_a_hiss_keeps_the_mouth_shut_until_its_vowel(word: str) -> None:
+    tts = EspeakSynthesizer()
+    audio = tts.synthesize(word)
+    track = mouth_track(audio, tts.sample_rate)
+    level = loudness(audio, tts.sample_rate)
+    audible = int(np.argmax(level > 0.12 * np.percentile(level, 95)))
+    opens = next(k for k, o in enumerate(track.openings) if o > 0)
+    assert opens - audible >= 5  # the s / sh (50 ms or more) shows as a shut mouth
+    assert track.visemes[opens + 3] is (Viseme.I if word == "see" else Viseme.U)
