@@ -31,6 +31,8 @@ voiced consonants cross 800-3000 times a second, eSpeak's and Piper's fricatives
 on the vowel that follows."""
 SPLIT_DIP = 0.7
 """A dip below this fraction of the smaller bump on either side splits two syllables."""
+LIP_CLOSURE = 3
+"""Hops (30 ms) a p, b or m inside a voiced run shuts the mouth for."""
 CODES = tuple(Viseme)
 _BANDS = (150, 500, 900, 1400, 2000, 3200, 4500)
 
@@ -120,7 +122,8 @@ def _shapes_from_nuclei(opening: FloatAudio, voiced: np.ndarray,
                         nuclei: list[Syllable]) -> np.ndarray:
     """Each bump takes the nucleus at its place in the sentence (bumps and nuclei are
     matched in proportion, so a merged or split syllable shifts one shape, not the rest);
-    a diphthong glides in its last third; a lip consonant closes the bump's first hop."""
+    a diphthong glides in its last third; a lip consonant between two bumps shuts the
+    mouth for ``LIP_CLOSURE`` hops around the dip (one frame of the face at least)."""
     shapes = np.zeros(opening.size, dtype=np.int8)
     stretches = bumps(opening, voiced)
     count = len(stretches)
@@ -131,8 +134,9 @@ def _shapes_from_nuclei(opening: FloatAudio, voiced: np.ndarray,
             shapes[end - (end - start) // 3:end] = CODES.index(nucleus.glide)
         opening[start:end] *= 0.55 + 0.45 * openness(nucleus.viseme)
         if nucleus.closed_before and start > 0 and voiced[start - 1]:
-            shapes[start] = 0
-            opening[start] = 0.0
+            shut = slice(max(0, start - 1), min(end - 1, start - 1 + LIP_CLOSURE))
+            shapes[shut] = 0
+            opening[shut] = 0.0
     return shapes
 
 

@@ -85,3 +85,16 @@ def test_silence_and_nothing() -> None:
     quiet = mouth_track(_silence(0.5), RATE)
     assert all(v is Viseme.CLOSED for v in quiet.visemes)
     assert max(quiet.openings) == 0.0
+
+
+def test_a_lip_consonant_between_two_syllables_shuts_the_mouth_for_a_frame() -> None:
+    sound = _vowelish(0.46)  # "ama": one voiced run whose loudness dips at the m
+    t = np.arange(sound.size) / RATE
+    sound *= (1.0 - 0.7 * np.exp(-(((t - 0.23) / 0.03) ** 2))).astype(np.float32)
+    audio = np.concatenate([_silence(0.1), sound, _silence(0.1)])
+    with_m = mouth_track(audio, RATE, syllables("ama"))
+    with_n = mouth_track(audio, RATE, syllables("ana"))
+    shut = [k for k, o in enumerate(with_m.openings) if 0.15 < k * HOP_S < 0.5 and o == 0]
+    assert len(shut) >= 3 and max(shut) - min(shut) == len(shut) - 1  # 30 ms, in one piece
+    assert abs(shut[1] * HOP_S - 0.33) <= 0.02  # at the dip
+    assert all(o > 0 for k, o in enumerate(with_n.openings) if 0.15 < k * HOP_S < 0.5)
