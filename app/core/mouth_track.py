@@ -39,7 +39,9 @@ _BANDS = (150, 500, 900, 1400, 2000, 3200, 4500)
 
 @dataclass(frozen=True)
 class MouthTrack:
-    """Per ``hop_s`` from the chunk's first sample: how open (0..1) and which shape."""
+    """Per ``hop_s`` from the chunk's first sample: how open (0..1) and which shape.
+    ``hop_s`` is a whole number of samples (9.977 ms at 22.05 kHz: a 10 ms step would
+    drift 12 ms over a 5 s sentence)."""
 
     openings: tuple[float, ...]
     visemes: tuple[Viseme, ...]
@@ -57,9 +59,13 @@ class MouthTrack:
         return len(self.openings) * self.hop_s
 
 
+def _hop(rate: int) -> int:
+    return max(1, round(HOP_S * rate))
+
+
 def loudness(samples: FloatAudio, rate: int) -> FloatAudio:
     """RMS per hop over a centred ``WINDOW_S`` window."""
-    hop = max(1, round(HOP_S * rate))
+    hop = _hop(rate)
     frames = -(-samples.size // hop)
     half = round(WINDOW_S * rate / 2)
     padded = np.concatenate([np.zeros(half, np.float32), samples.astype(np.float32),
@@ -73,7 +79,7 @@ def loudness(samples: FloatAudio, rate: int) -> FloatAudio:
 
 def crossings(samples: FloatAudio, rate: int, hops: int) -> FloatAudio:
     """Zero crossings a second in each hop."""
-    hop = max(1, round(HOP_S * rate))
+    hop = _hop(rate)
     changes = np.zeros(hops * hop, dtype=np.float32)
     flips = np.diff(np.signbit(samples)).astype(np.float32)
     changes[:min(flips.size, changes.size)] = flips[:changes.size]
@@ -97,7 +103,7 @@ def mouth_track(samples: FloatAudio, rate: int,
         shapes = _shapes_from_spectrum(samples, rate, voiced)
     opening = np.where(voiced, opening, 0.0)
     return MouthTrack(tuple(round(float(o), 3) for o in opening),
-                      tuple(CODES[c] for c in shapes))
+                      tuple(CODES[c] for c in shapes), hop_s=_hop(rate) / rate)
 
 
 def bumps(opening: FloatAudio, voiced: np.ndarray) -> list[tuple[int, int]]:
@@ -171,7 +177,7 @@ def _shapes_from_spectrum(samples: FloatAudio, rate: int, voiced: np.ndarray) ->
     """A shape per voiced hop from a 32 ms spectrum (all hops in one FFT call, so the
     synthesizer's thread holds the interpreter briefly), then a 5-hop majority so the
     mouth does not flicker between neighbouring vowels."""
-    hop, size = max(1, round(HOP_S * rate)), round(0.032 * rate)
+    hop, size = _hop(rate), round(0.032 * rate)
     padded = np.concatenate([np.zeros(size // 2, np.float32), samples.astype(np.float32),
                              np.zeros(size + hop, np.float32)])
     raw = np.zeros(voiced.size, dtype=np.int8)

@@ -98,3 +98,14 @@ def test_a_lip_consonant_between_two_syllables_shuts_the_mouth_for_a_frame() -> 
     assert len(shut) >= 3 and max(shut) - min(shut) == len(shut) - 1  # 30 ms, in one piece
     assert abs(shut[1] * HOP_S - 0.33) <= 0.02  # at the dip
     assert all(o > 0 for k, o in enumerate(with_n.openings) if 0.15 < k * HOP_S < 0.5)
+
+
+def test_no_drift_at_a_rate_whose_10_ms_is_not_whole_samples() -> None:
+    rate = 22_050  # Piper's: 10 ms is 220.5 samples
+    t = np.arange(int(0.2 * rate)) / rate
+    tone = (0.3 * np.sin(2 * np.pi * 300 * t)).astype(np.float32)
+    audio = np.concatenate([np.zeros(int(5.0 * rate), np.float32), tone])
+    track = mouth_track(audio, rate)
+    assert abs(track.duration - audio.size / rate) <= track.hop_s
+    assert track.at(4.985)[1] == 0.0
+    assert track.at(5.015)[1] > 0.5

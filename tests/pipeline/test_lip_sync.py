@@ -11,7 +11,6 @@ import pytest
 
 from app.adapters.piper_tts import PiperSynthesizer
 from app.core.events import PipelineEvent, PlaybackEnded, ReplyChunk
-from app.core.mouth_track import HOP_S
 from app.core.playback import PlaybackQueue
 from app.core.stage_jobs import EndOfReply
 from app.core.synthesizer import Synthesizer
@@ -71,7 +70,7 @@ def test_each_chunk_is_cued_at_its_first_sample_and_the_silence_after_the_last(
     assert cues[-1].at == pytest.approx(START + (sounding[-1] + 1) / rate, abs=1 / rate)
     first, second = (c.track for c in cues if c.track is not None)
     assert first is not None and second is not None
-    assert starts[1] - starts[0] == pytest.approx(first.duration, abs=HOP_S)
+    assert starts[1] - starts[0] == pytest.approx(first.duration, abs=first.hop_s)
     shapes = set(first.visemes)  # "Maybe we could bake some bread": a, e, i, u at least
     assert {Viseme.A, Viseme.E, Viseme.I, Viseme.U, Viseme.CLOSED} <= shapes
 
