@@ -1,7 +1,8 @@
 """The face shows the mouth shape heard at the play clock: each shape draws its own mouth
 (rendered to tests/ui/screenshots/mouth-shapes.png; with ``HANASU_SCREENS=docs/screens``
 also there), the avatar reads the cued timeline at the pipeline clock, not when a cue
-arrives, and a layered avatar takes a shape's own picture when it has one."""
+arrives, the window's face does so in a live (fake-engine) conversation, and a layered
+avatar takes a shape's own picture when it has one."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pytestqt.qtbot import QtBot
 
 from app.core.events import AssistantState
 from app.core.mouth_track import MouthTrack
+from app.core.pipeline import VoicePipeline
 from app.core.telemetry import MouthCue
 from app.core.visemes import Viseme
 from app.personas.avatar_layers import AvatarLayers
@@ -22,7 +24,9 @@ from app.ui.bridge import EventBridge
 from app.ui.face_pose import FacePose
 from app.ui.layered_avatar import load_layers
 from app.ui.lip_sync import KEEP, LEAD_S, LipSync
+from app.ui.window import MainWindow
 from tests.ui import avatar_art
+from tests.ui.conftest import Speaker, feed, utterance
 
 SHOTS = Path(__file__).parent / "screenshots"
 MOUTH_INSIDE = QColor("#5a2430").rgb()
@@ -148,3 +152,20 @@ def test_a_layered_avatar_takes_each_shapes_own_picture(qtbot: QtBot, tmp_path: 
     wide = avatar.grab().toImage()
     avatar.freeze(10.0, mouth=0.9, viseme=Viseme.U)
     assert wide != avatar.grab().toImage()
+
+
+def test_the_windows_face_moves_its_mouth_on_the_pipelines_clock(
+        qtbot: QtBot, window: MainWindow, pipeline: VoicePipeline) -> None:
+    assert window.avatar.play_clock is not None  # set by attach_pipeline
+    speaker = Speaker(pipeline)
+    try:
+        feed(pipeline, *utterance())  # the fake engines answer with a tone per chunk
+
+        def open_shape() -> bool:
+            return window.avatar.viseme not in (None, Viseme.CLOSED) and window.avatar.mouth > 0
+
+        qtbot.waitUntil(open_shape, timeout=5000)
+        qtbot.waitUntil(lambda: window.avatar.state is not AssistantState.SPEAKING,
+                        timeout=10000)
+    finally:
+        speaker.stop()
