@@ -288,19 +288,16 @@ class AvatarWidget(QWidget):
             self.update()
 
     def _advance_mouth(self) -> None:
-        """A timeline's opening is already the sound's (smoothed over 20 ms), so it is shown
-        as it is: a smoother would show it late and hide short closures; the level's is
-        softened against 20 ms flicker."""
-        speaking = self._state is AssistantState.SPEAKING
+        """A timeline's opening is the sound's (smoothed over 20 ms), shown as it is (a
+        smoother would show it late and hide short closures) until its closing cue, whatever
+        the state: the state leaves SPEAKING when the last block is queued, ~0.1 s before it
+        is heard. The level's is softened against flicker and only shown while speaking."""
         if self.play_clock is not None and self._lips.active:
-            viseme, target = self._lips.at(self.play_clock())
-            self._viseme = viseme if speaking else None
-            rate = 1.0
-        else:
-            self._viseme, target = None, self._target_level
-            rate = 0.6 if target > self._mouth else 0.25
-        target = target if speaking else 0.0
-        self._mouth += (target - self._mouth) * rate
+            self._viseme, self._mouth = self._lips.at(self.play_clock())
+            return
+        target = self._target_level if self._state is AssistantState.SPEAKING else 0.0
+        self._viseme = None
+        self._mouth += (target - self._mouth) * (0.6 if target > self._mouth else 0.25)
 
     def _looks_different(self) -> bool:
         """Whether a calm frame would differ visibly from the last one painted."""
@@ -316,7 +313,8 @@ class AvatarWidget(QWidget):
 
     def _calm(self) -> bool:
         """Nothing fast to animate: no lively state, mouth closed, no blink now or next frame."""
-        return (self._state not in ANIMATED_STATES and self._mouth < 0.01 and self._blink == 0.0
+        return (self._state not in ANIMATED_STATES and not self._lips.active
+                and self._mouth < 0.01 and self._blink == 0.0
                 and self._t + CALM_FRAME_MS / 1000 < self._next_blink
                 and not self._driver.moving(self._t))
 

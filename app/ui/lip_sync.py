@@ -47,7 +47,8 @@ class LipSync:
         if not self._cues or self._cues[0].at > when:
             return Viseme.CLOSED, 0.0
         current = self._cues[0]
-        if current.track is None:
-            self._cues.pop(0)
+        into = when - current.at + current.offset
+        if current.track is None or (into >= current.track.duration and len(self._cues) == 1):
+            self._cues.pop(0)  # over (a closing cue lost with a stopped speaker ends it too)
             return Viseme.CLOSED, 0.0
-        return current.track.at(when - current.at + current.offset)
+        return current.track.at(into)

@@ -104,9 +104,9 @@ def test_the_avatar_shows_the_shape_heard_at_the_play_clock(qtbot: QtBot) -> Non
     assert seen(5.05) == (Viseme.A, 1.0)
     assert seen(5.15) == (Viseme.I, 0.5)
     assert seen(5.22) == (Viseme.CLOSED, 0.0)  # a closure inside the chunk shows
-    assert seen(5.3) == (Viseme.O, 0.8)
+    avatar.set_state(AssistantState.IDLE)  # the last block is queued, not yet heard
+    assert seen(5.3) == (Viseme.O, 0.8)  # so the mouth goes on with the sound
     assert seen(5.36) == (Viseme.CLOSED, 0.0)  # the silence after it, when it is heard
-    avatar.set_state(AssistantState.IDLE)
     avatar.advance(5.4)
     assert avatar.pose().viseme is None
 
@@ -169,3 +169,12 @@ def test_the_windows_face_moves_its_mouth_on_the_pipelines_clock(
                         timeout=10000)
     finally:
         speaker.stop()
+
+
+def test_a_timeline_that_ran_out_ends_even_without_its_closing_cue() -> None:
+    lips = LipSync()
+    lips.cue(MouthCue(1, 0, _track((Viseme.A, 1.0, 10)), at=2.0))
+    assert lips.at(2.05 - LEAD_S) == (Viseme.A, 1.0)
+    assert lips.active
+    assert lips.at(2.2) == (Viseme.CLOSED, 0.0)
+    assert not lips.active  # the face may slow its frames again
