@@ -62,7 +62,8 @@ class ExpressionCue:
 class MouthCue:
     """The speaker plays ``track`` from ``offset`` seconds into it at ``at`` (the pipeline
     clock); None: nothing sounds from ``at`` on (a pause, a gap, the reply's end), so the
-    mouth closes then and not when the message happens to arrive."""
+    mouth closes then and not when the message happens to arrive (``index`` is then -1:
+    the silence belongs to no chunk)."""
 
     turn_id: int
     index: int
