@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "echo": ("bench.echo", "what is left of its own voice after the echo canceller, per room"),
     "tools": ("bench.tools", "a tool round trip's cost; does a real model call set_timer"),
     "soak": ("bench.soak", "1,000 fake-engine turns on the window: RSS growth, GUI stalls"),
+    "lipsync": ("bench.lipsync", "mouth-shape onsets against the played audio per voice"),
 }
 """name -> (module with add_arguments/main, description)."""
 

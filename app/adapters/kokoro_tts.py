@@ -112,6 +112,13 @@ class KokoroSynthesizer:
             )
         return np.ascontiguousarray(audio, dtype=np.float32).reshape(-1)
 
+    def phonemes(self, text: str) -> str:
+        """The phonemes Kokoro reads for ``text`` (IPA from espeak-ng, or misaki's for
+        Japanese and Mandarin), for the mouth's shapes."""
+        if self._phonemizer is not None:
+            return self._phonemizer(text)
+        return str(self._kokoro.tokenizer.phonemize(text, self.lang))
+
     @property
     def voices(self) -> tuple[str, ...]:
         """The voice ids the loaded voices file has (the persona editor lists them)."""

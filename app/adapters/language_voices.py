@@ -43,7 +43,7 @@ import numpy as np
 from app.adapters.errors import EngineLoadError, first_line
 from app.core.events import FloatAudio
 from app.core.languages import base_language, script_language, script_runs
-from app.core.ports import SpeechSynthesizer
+from app.core.ports import Phonemizes, SpeechSynthesizer
 
 log = logging.getLogger(__name__)
 
@@ -226,6 +226,18 @@ class LanguageVoices:
             return self._say(*runs[0])
         parts = [self._say(language, run) for language, run in runs]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.float32)
+
+    def phonemes(self, text: str) -> str:
+        """What ``synthesize(text)`` says, in IPA, when every voice it uses can tell
+        (else "", and the mouth's shapes come from the audio)."""
+        runs = script_runs(text) if self._language == "en" else [(self._language, text)]
+        said = []
+        for language, run in runs:
+            engine = self._reply_voice(language)
+            if not isinstance(engine, Phonemizes):
+                return ""
+            said.append(engine.phonemes(run))
+        return " ".join(said)
 
     def _say(self, language: str, text: str) -> FloatAudio:
         engine = self._reply_voice(language)

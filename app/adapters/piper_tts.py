@@ -84,6 +84,10 @@ class PiperSynthesizer:
         for chunk in self._voice.synthesize(text, syn_config=self._syn_config):
             yield np.ascontiguousarray(chunk.audio_float_array, dtype=np.float32).reshape(-1)
 
+    def phonemes(self, text: str) -> str:
+        """The IPA Piper reads for ``text`` (espeak-ng's), for the mouth's shapes."""
+        return " ".join("".join(sentence) for sentence in self._voice.phonemize(text))
+
     def synthesize(self, text: str) -> FloatAudio:
         """All of ``text`` as one mono float32 array at ``sample_rate``."""
         parts = list(self.chunks(text)) if text.strip() else []

@@ -33,6 +33,7 @@ from app.core.events import (
     TurnCancelled,
     TurnConfirmed,
 )
+from app.core.mouth_track import MouthTrack, mouth_track
 from app.core.ports import SpeaksLanguages
 
 DEFAULT_AFTER_S = 1.2
@@ -86,6 +87,8 @@ def trim_silence(samples: FloatAudio, sample_rate: int) -> FloatAudio:
 class Sound:
     text: str
     samples: FloatAudio
+    track: MouthTrack | None = None
+    """Its mouth timeline, made with it on the TTS thread (shapes from the spectrum)."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +124,7 @@ class AcknowledgementSounds:
             except Exception:  # the reply itself will report a broken voice
                 continue
             if samples.size:
-                sounds.append(Sound(phrase, samples))
+                sounds.append(Sound(phrase, samples, mouth_track(samples, tts.sample_rate)))
         self._prepared = _Prepared(after_s, tuple(sounds))
 
     def clear(self) -> None:
@@ -208,7 +211,8 @@ class AcknowledgementRule:
 
 
 class _Playback(Protocol):
-    def acknowledge(self, turn_id: int, samples: FloatAudio, text: str) -> bool: ...
+    def acknowledge(self, turn_id: int, samples: FloatAudio, text: str,
+                    track: MouthTrack | None = None) -> bool: ...
 
 
 class Acknowledger:
@@ -253,7 +257,8 @@ class Acknowledger:
         if turn_id is None:
             return
         sound = self.sounds.next() if self._is_live(turn_id) else None
-        if sound is None or not self._playback.acknowledge(turn_id, sound.samples, sound.text):
+        if sound is None or not self._playback.acknowledge(turn_id, sound.samples, sound.text,
+                                                           sound.track):
             self.rule.withdraw(turn_id)
             return
         self._publish(Acknowledged(turn_id, sound.text, now))

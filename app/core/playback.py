@@ -17,7 +17,8 @@ import numpy as np
 
 from app.core.emotion import Emotion
 from app.core.events import AnswerStarted, FloatAudio, PipelineEvent, PlaybackEnded, PlaybackStarted
-from app.core.telemetry import ExpressionCue, PlaybackLevel
+from app.core.mouth_track import MouthTrack
+from app.core.telemetry import ExpressionCue, MouthCue, PlaybackLevel
 
 
 @dataclass
@@ -30,6 +31,8 @@ class _Segment:
     index: int = 0
     emotion: Emotion | None = None
     """The chunk's emotion, cued to the face as its first sample plays."""
+    track: MouthTrack | None = None
+    """The mouth's timeline for these samples, cued with the sample it starts from."""
 
 
 @dataclass
@@ -69,6 +72,8 @@ class PlaybackQueue:
         self._level_every = max(1, int(level_interval_s * sample_rate))
         self._since_level = 0
         self._last_level = 0.0
+        self._mouth_cued: int | None = None
+        """The turn whose mouth timeline is cued and still sounding (its end is cued once)."""
         self.speaking = False
         self.paused = False
         """Paused for the user (a possible barge-in): silence out, position kept."""
@@ -87,14 +92,16 @@ class PlaybackQueue:
         self.wake.set()
 
     def enqueue(self, turn_id: int, samples: FloatAudio, text: str, index: int = 0,
-                emotion: Emotion | None = None) -> None:
+                emotion: Emotion | None = None, track: MouthTrack | None = None) -> None:
         with self._lock:
             turn = self._turns.get(turn_id)
             if turn is not None and samples.size:
-                turn.segments.append(_Segment(samples, text, index=index, emotion=emotion))
+                turn.segments.append(_Segment(samples, text, index=index, emotion=emotion,
+                                              track=track))
         self.wake.set()
 
-    def acknowledge(self, turn_id: int, samples: FloatAudio, text: str) -> bool:
+    def acknowledge(self, turn_id: int, samples: FloatAudio, text: str,
+                    track: MouthTrack | None = None) -> bool:
         """Queue an acknowledgement to play before the answer, only while none of the
         answer's audio is queued or played (checked under the lock the synthesizer's
         ``enqueue`` takes, so it never lands behind the answer). Returns whether queued."""
@@ -105,7 +112,7 @@ class PlaybackQueue:
             if not samples.size:
                 return False
             turn.acknowledged = True
-            turn.segments.append(_Segment(samples, text, answer=False))
+            turn.segments.append(_Segment(samples, text, answer=False, track=track))
         self.wake.set()
         return True
 
@@ -218,6 +225,11 @@ class PlaybackQueue:
                 if segment.answer and not segment.played:
                     events.append(ExpressionCue(turn_id, segment.index, segment.emotion,
                                                 self._clock(self._position + filled)))
+                if not segment.played or self._mouth_cued is None:  # a start, or after a pause
+                    self._mouth_cued = turn_id
+                    events.append(MouthCue(turn_id, segment.index, segment.track,
+                                           self._clock(self._position + filled),
+                                           segment.played / self.sample_rate))
                 take = min(frames - filled, segment.samples.size - segment.played)
                 out[filled : filled + take] = segment.samples[
                     segment.played : segment.played + take
@@ -229,6 +241,10 @@ class PlaybackQueue:
                     if segment.answer:
                         turn.heard.append(segment.text)
                     turn.segments.popleft()
+            if filled < frames and self._mouth_cued is not None:  # silence follows: it closes
+                events.append(MouthCue(self._mouth_cued, -1, None,
+                                       self._clock(self._position + filled)))
+                self._mouth_cued = None
             self._position += frames
             self.speaking = filled > 0
             self._since_level += frames

@@ -172,6 +172,14 @@ class SpeaksLanguages(Protocol):
 
 
 @runtime_checkable
+class Phonemizes(Protocol):
+    """A synthesizer that can say which IPA phonemes it speaks for a text (the mouth's
+    shapes come from them; without them, from the audio's spectrum)."""
+
+    def phonemes(self, text: str) -> str: ...
+
+
+@runtime_checkable
 class ReportsNotices(Protocol):
     """An engine with one-line problems for the user (a voice fell back to eSpeak)."""
 

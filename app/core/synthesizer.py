@@ -6,22 +6,28 @@ so the engine is only ever touched by this thread.
 
 from __future__ import annotations
 
+import logging
 from typing import assert_never
 
 from app.core.acknowledgement import PrepareAcknowledgements
-from app.core.events import ReplyChunk, SpeechAudio
+from app.core.events import FloatAudio, ReplyChunk, SpeechAudio
 from app.core.languages import speaking_language
+from app.core.mouth_track import MouthTrack, mouth_track
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
     ChoosesVoice,
     Clock,
+    Phonemizes,
     ReportsNotices,
     SpeaksLanguages,
     SpeechSynthesizer,
 )
 from app.core.stage_jobs import EndOfReply, SetLanguages, SetVoice
 from app.core.telemetry import EngineNotice
+from app.core.visemes import Syllable, syllables
 from app.core.worker import HEAVY_WORK_NICENESS, LiveTurn, Publish, Worker
+
+log = logging.getLogger(__name__)
 
 SynthesizerJob = ReplyChunk | EndOfReply | SetVoice | SetLanguages | PrepareAcknowledgements
 
@@ -89,7 +95,19 @@ class Synthesizer(Worker[SynthesizerJob]):
                 self.clock.now(),
             )
         )
-        self.playback.enqueue(item.turn_id, samples, item.text, item.index, item.emotion)
+        self.playback.enqueue(item.turn_id, samples, item.text, item.index, item.emotion,
+                              self._mouth(item.text, samples))
+
+    def _mouth(self, text: str, samples: FloatAudio) -> MouthTrack:
+        """The chunk's mouth timeline: shapes from the voice's phonemes where it gives
+        them, else from the audio's spectrum (a phonemizer that fails only costs that)."""
+        nuclei: list[Syllable] | None = None
+        if isinstance(self.tts, Phonemizes):
+            try:
+                nuclei = syllables(self.tts.phonemes(text)) or None
+            except Exception:  # the sound plays; the shapes come from it
+                log.warning("the voice could not phonemize a chunk: mouth shapes from audio")
+        return mouth_track(samples, self.tts.sample_rate, nuclei)
 
     def _publish_notices(self) -> None:
         """Problems the voices found (a language's voice that fell back to eSpeak), once."""

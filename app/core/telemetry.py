@@ -15,6 +15,7 @@ from app.core.emotion import Emotion
 
 if TYPE_CHECKING:
     from app.core.metrics import TurnTimeline
+    from app.core.mouth_track import MouthTrack
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,20 @@ class ExpressionCue:
     index: int
     emotion: Emotion | None
     at: float
+
+
+@dataclass(frozen=True)
+class MouthCue:
+    """The speaker plays ``track`` from ``offset`` seconds into it at ``at`` (the pipeline
+    clock); None: nothing sounds from ``at`` on (a pause, a gap, the reply's end), so the
+    mouth closes then and not when the message happens to arrive (``index`` is then -1:
+    the silence belongs to no chunk)."""
+
+    turn_id: int
+    index: int
+    track: MouthTrack | None
+    at: float
+    offset: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -99,5 +114,5 @@ class ReplyFailed:
     at: float
 
 
-TelemetryEvent = (TokenDelta | PrefixReuse | PlaybackLevel | ExpressionCue | InputLevel
-                  | TurnTimed | EngineNotice | ReplyFailed)
+TelemetryEvent = (TokenDelta | PrefixReuse | PlaybackLevel | ExpressionCue | MouthCue
+                  | InputLevel | TurnTimed | EngineNotice | ReplyFailed)

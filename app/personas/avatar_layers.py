@@ -1,5 +1,7 @@
 """A layered-PNG avatar ("PNGtuber"): a base picture, mouth shapes, closed eyes and
 per-expression variants, described under ``[avatar.layers]`` in the persona file.
+Lip-sync shapes are optional too (``[avatar.layers.mouths]``: ``a``, ``i``, ``u``, ``e``,
+``o``, ``closed``); a shape without a picture falls back to the open/half/closed ones.
 
 Every path is relative to the persona file's folder. Mouth and eye pictures are drawn over
 the base at its size (a full frame works as well as a transparent overlay); an expression's
@@ -15,10 +17,11 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from app.core.emotion import Emotion
+from app.core.visemes import Viseme
 from app.storage.safe_read import MIB
 
 MAX_LAYER_FILES = 32
-"""Pictures an imported folder or zip may hold (an avatar names at most 13)."""
+"""Pictures an imported folder or zip may hold (an avatar names at most 19)."""
 MAX_LAYER_BYTES = 4 * MIB
 """Each picture file; a 4096-pixel PNG of flat art is well under this."""
 MAX_LAYERS_TOTAL_BYTES = 32 * MIB
@@ -60,6 +63,8 @@ class AvatarLayers(BaseModel):
     eyes_closed: str | None = None
     expressions: dict[str, str] = Field(default_factory=dict)
     """Emotion name (``happy``, ``sad``, ...) to a picture replacing the base."""
+    mouths: dict[str, str] = Field(default_factory=dict)
+    """Lip-sync shape (``a``, ``i``, ``u``, ``e``, ``o``, ``closed``) to its mouth picture."""
 
     @field_validator("base", "mouth_closed", "mouth_half", "mouth_open", "eyes_closed")
     @classmethod
@@ -79,18 +84,34 @@ class AvatarLayers(BaseModel):
             checked[emotion] = check_layer_name(name)
         return checked
 
+    @field_validator("mouths")
+    @classmethod
+    def _shapes(cls, value: dict[str, str]) -> dict[str, str]:
+        known = {v.value for v in Viseme}
+        checked: dict[str, str] = {}
+        for key, name in value.items():
+            if key.lower() not in known:
+                raise ValueError(f"avatar.layers.mouths: {key!r} is not one of "
+                                 f"{', '.join(sorted(known))}")
+            checked[key.lower()] = check_layer_name(name)
+        return checked
+
     def files(self) -> list[str]:
         """Every picture named, once each, base first."""
         names = [self.base, self.mouth_closed, self.mouth_half, self.mouth_open,
-                 self.eyes_closed, *self.expressions.values()]
+                 self.eyes_closed, *self.expressions.values(), *self.mouths.values()]
         return list(dict.fromkeys(n for n in names if n is not None))
 
     def expression(self, emotion: Emotion | None) -> str | None:
         return None if emotion is None else self.expressions.get(emotion.value)
 
-    def mouth(self, opening: float) -> str | None:
-        """The mouth picture for an opening of 0..1 (a missing shape falls back to the
-        nearest one given)."""
+    def mouth(self, opening: float, viseme: Viseme | None = None) -> str | None:
+        """The mouth picture for an opening of 0..1 and a lip-sync shape (a missing shape
+        falls back to the nearest opening given)."""
+        if viseme is not None:  # lip-sync: a nearly shut mouth is the closed shape
+            shape = Viseme.CLOSED if opening < 0.12 else viseme
+            if shape.value in self.mouths:
+                return self.mouths[shape.value]
         if opening < 0.12:
             return self.mouth_closed
         if opening < 0.45:

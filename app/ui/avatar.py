@@ -8,8 +8,9 @@ and every frame is a full repaint, so 33 fps there was most of the app's idle CP
 calm states a frame is only repainted when it would look different: a blink, the mouth,
 or the breath / eye drift having moved a whole pixel since the last paint (about 2 paints
 a second instead of 5, and none in the 0.2 s before a blink).
-The mouth follows PlaybackLevel through an attack/release smoother, so it opens quickly on
-a syllable and closes softly, instead of flickering with every 20 ms level.
+The mouth follows the lip-sync timelines (``lip_sync``) on the pipeline clock once
+``play_clock`` is set: shape and opening at the sample the speaker plays. Without them
+(no clock, a view in a dialog) it follows PlaybackLevel through an attack/release smoother.
 The expression (``face_expression``) blends toward each sentence's emotion as it starts to
 play, toward the thinking and attentive looks, and back to the persona's resting face; a
 blend or a nod keeps the fast frame rate only while it lasts.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 
 from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QHideEvent, QImage, QPainter, QPaintEvent, QPixmap, QShowEvent
@@ -28,11 +30,14 @@ from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.emotion import Emotion
 from app.core.events import AssistantState
+from app.core.telemetry import MouthCue
+from app.core.visemes import Viseme
 from app.personas.model import AvatarStyle
 from app.ui.face import paint_face, paint_marks, render_backdrop, render_head
 from app.ui.face_expression import NEUTRAL, Expression, ExpressionDriver
 from app.ui.face_pose import FaceColours, FacePose, breathing, eye_drift
 from app.ui.layered_avatar import LayeredPainter, LayerImages
+from app.ui.lip_sync import LipSync
 
 FRAME_MS = 30
 CALM_FRAME_MS = 200
@@ -73,6 +78,10 @@ class AvatarWidget(QWidget):
         self._message = ""
         self._target_level = 0.0
         self._mouth = 0.0
+        self._viseme: Viseme | None = None
+        self._lips = LipSync()
+        self.play_clock: Callable[[], float] | None = None
+        """The pipeline's clock (``MonotonicClock.now``): mouth cues are stamped on it."""
         self._t0 = time.monotonic()
         self._t = 0.0
         self._rng = random.Random(seed)
@@ -238,15 +247,25 @@ class AvatarWidget(QWidget):
         """Playback RMS from PlaybackLevel; drives the mouth while speaking."""
         self._target_level = min(1.0, max(0.0, level * LEVEL_GAIN))
 
+    def mouth_cue(self, cue: MouthCue) -> None:
+        """A chunk's mouth timeline (or the silence after it) cued at its play time."""
+        self._lips.cue(cue)
+        self._pace()
+
+    @property
+    def viseme(self) -> Viseme | None:
+        return self._viseme
+
     def pose(self) -> FacePose:
         return FacePose(self._state, self._blink, self._mouth, self._t, self._message,
-                        self._face, self._nod)
+                        self._face, self._nod, self._viseme)
 
-    def freeze(self, t: float, blink: float = 0.0, mouth: float | None = None) -> None:
+    def freeze(self, t: float, blink: float = 0.0, mouth: float | None = None,
+               viseme: Viseme | None = None) -> None:
         """Stop animating at a fixed pose (screenshots and tests)."""
         self._frozen = True
         self._timer.stop()
-        self._t, self._blink = t, blink
+        self._t, self._blink, self._viseme = t, blink, viseme
         if mouth is not None:
             self._mouth = mouth
         self._face, self._nod = self._driver.snap(self._state), 0.0
@@ -262,13 +281,23 @@ class AvatarWidget(QWidget):
         self._t = t
         self.frames += 1
         self._advance_blink()
-        target = self._target_level if self._state is AssistantState.SPEAKING else 0.0
-        rate = 0.6 if target > self._mouth else 0.25
-        self._mouth += (target - self._mouth) * rate
+        self._advance_mouth()
         self._face, self._nod = self._driver.update(self._state, t)
         self._pace()
         if self._state in ANIMATED_STATES or self._looks_different():
             self.update()
+
+    def _advance_mouth(self) -> None:
+        """A timeline's opening is the sound's (smoothed over 20 ms), shown as it is (a
+        smoother would show it late and hide short closures) until its closing cue, whatever
+        the state: the state leaves SPEAKING when the last block is queued, ~0.1 s before it
+        is heard. The level's is softened against flicker and only shown while speaking."""
+        if self.play_clock is not None and self._lips.active:
+            self._viseme, self._mouth = self._lips.at(self.play_clock())
+            return
+        target = self._target_level if self._state is AssistantState.SPEAKING else 0.0
+        self._viseme = None
+        self._mouth += (target - self._mouth) * (0.6 if target > self._mouth else 0.25)
 
     def _looks_different(self) -> bool:
         """Whether a calm frame would differ visibly from the last one painted."""
@@ -284,7 +313,8 @@ class AvatarWidget(QWidget):
 
     def _calm(self) -> bool:
         """Nothing fast to animate: no lively state, mouth closed, no blink now or next frame."""
-        return (self._state not in ANIMATED_STATES and self._mouth < 0.01 and self._blink == 0.0
+        return (self._state not in ANIMATED_STATES and not self._lips.active
+                and self._mouth < 0.01 and self._blink == 0.0
                 and self._t + CALM_FRAME_MS / 1000 < self._next_blink
                 and not self._driver.moving(self._t))
 

@@ -41,7 +41,14 @@ from app.core.events import (
     TurnCommitted,
     TurnConfirmed,
 )
-from app.core.telemetry import ExpressionCue, InputLevel, PlaybackLevel, TokenDelta, level_db
+from app.core.telemetry import (
+    ExpressionCue,
+    InputLevel,
+    MouthCue,
+    PlaybackLevel,
+    TokenDelta,
+    level_db,
+)
 
 DRAIN_INTERVAL_MS = 30
 IDLE_DRAIN_INTERVAL_MS = 150
@@ -74,6 +81,7 @@ class EventBridge(QObject):
     playback_started = Signal(int, float)  # turn, playback clock (s)
     playback_level = Signal(float, float)  # level, playback clock (s)
     expression = Signal(int, object, float)  # turn, Emotion | None, playback clock (s)
+    mouth = Signal(object)  # MouthCue: a mouth timeline and when it sounds
     playback_ended = Signal(int, str, bool)
     barge_in = Signal(int)
     input_level = Signal(float)
@@ -222,6 +230,8 @@ class EventBridge(QObject):
                 self.speech_paused.emit()
             case ExpressionCue():
                 self.expression.emit(item.turn_id, item.emotion, item.at)
+            case MouthCue():
+                self.mouth.emit(item)
             case Transcript():
                 self.transcript.emit(item.turn_id, item.text)
             case TokenDelta():

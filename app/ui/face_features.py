@@ -10,6 +10,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QBrush, QColor, QPainter, QPainterPath, QPen, QRadialGradient
 
 from app.core.events import AssistantState
+from app.core.visemes import Viseme
 from app.ui.face_pose import FaceColours, FacePose, eye_drift
 
 
@@ -151,16 +152,29 @@ def brows(painter: QPainter, centre: QPointF, r: float, c: FaceColours, pose: Fa
     painter.setPen(Qt.PenStyle.NoPen)
 
 
+SHAPES: dict[Viseme | None, tuple[float, float, float]] = {
+    Viseme.CLOSED: (1.0, 0.0, 0.0),
+    Viseme.A: (1.0, 1.0, 0.0),
+    Viseme.I: (1.3, 0.35, 0.0),
+    Viseme.U: (0.55, 0.5, 1.0),
+    Viseme.E: (1.15, 0.6, 0.0),
+    Viseme.O: (0.75, 0.9, 0.8),
+}
+"""Lip-sync shape -> (width, opening, roundness) against the level's plain mouth: "i"
+spreads the lips and nearly shuts, "u" purses them into a small ring, "o" a larger one."""
+
+
 def mouth(painter: QPainter, centre: QPointF, r: float, c: FaceColours, pose: FacePose) -> None:
     """One shape for every mouth: two corners and the lips' curves between them. The
     expression sets the corners (smile, frown, smirk) and the width; speaking (the
-    playback level) or surprise opens it."""
+    playback level, shaped by the lip-sync viseme) or surprise opens it."""
     face = pose.expression
     x, y = centre.x(), centre.y() + r * 0.52
     speaking = pose.state is AssistantState.SPEAKING and pose.mouth > 0.04
-    opening = r * (0.06 + 0.26 * pose.mouth) if speaking else 0.0
+    wide, tall, rounded = SHAPES.get(pose.viseme, (1.0, 1.0, 0.0)) if speaking else (1, 1, 0)
+    opening = r * (0.06 + 0.26 * pose.mouth) * tall if speaking else 0.0
     opening = max(opening, r * 0.16 * face.mouth_open)
-    w = r * 0.17 * face.mouth_width * (1.0 + (0.3 * pose.mouth if speaking else 0.0))
+    w = r * 0.17 * face.mouth_width * wide * (1.0 + (0.3 * pose.mouth if speaking else 0.0))
     bend, skew = r * 0.1 * face.mouth_curve, r * 0.05 * face.mouth_skew
     left, right = QPointF(x - w, y - bend + skew), QPointF(x + w, y - bend - skew)
     mid = y + bend * 0.9
@@ -174,7 +188,7 @@ def mouth(painter: QPainter, centre: QPointF, r: float, c: FaceColours, pose: Fa
         painter.drawPath(lips)
         painter.setPen(Qt.PenStyle.NoPen)
         return
-    lift = opening * (0.3 + 0.6 * face.mouth_open)  # surprise rounds the top lip into an "o"
+    lift = opening * (0.3 + 0.6 * max(face.mouth_open, rounded))  # an "o" rounds the top lip
     lips = QPainterPath(left)
     lips.cubicTo(QPointF(x - w * 0.55, mid - lift), QPointF(x + w * 0.55, mid - lift), right)
     low = mid + opening * 1.3

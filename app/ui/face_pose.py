@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from PySide6.QtGui import QColor
 
 from app.core.events import AssistantState
+from app.core.visemes import Viseme
 from app.personas.model import AvatarStyle
 from app.ui.face_expression import NEUTRAL, Expression
 
@@ -64,6 +65,8 @@ class FacePose:
     """Brows, eyes and mouth (``face_expression``), blended by the avatar."""
     nod: float = 0.0
     """0..1: how far down the head is in a nod."""
+    viseme: Viseme | None = None
+    """The mouth's shape from lip-sync (None: only the opening, from the level)."""
 
 
 def nod_offset(size: float, nod: float) -> float:

@@ -4,7 +4,7 @@
 dimensions (Qt's reader, before decoding) and decodes them once. ``LayeredPainter`` keeps
 each picture scaled to the widget's size (once per size), so a frame is a few pixmap draws:
 the base (or the current feeling's variant) breathing with a 1.5 % vertical stretch from
-its feet, the mouth for the smoothed level, the closed eyes during a blink.
+its feet, the mouth for the opening and lip-sync shape, the closed eyes during a blink.
 """
 
 from __future__ import annotations
@@ -120,7 +120,7 @@ class LayeredPainter:
         if pose.state is AssistantState.THINKING and layers.expression(Emotion.THINKING):
             emotion = Emotion.THINKING
         drawn = [layers.expression(emotion) or layers.base]
-        mouth = layers.mouth(pose.mouth)
+        mouth = layers.mouth(pose.mouth, pose.viseme)
         if mouth is not None:
             drawn.append(mouth)
         if pose.blink > 0.5 and layers.eyes_closed is not None:

@@ -22,6 +22,7 @@ from PySide6.QtCore import QEvent, QObject, QPoint, QRect, QSize, QTimer
 from PySide6.QtGui import QAction, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QSystemTrayIcon, QToolButton, QWidget
 
+from app.core.telemetry import MouthCue
 from app.ui import icons
 from app.ui.pet_menu import PetMenu
 from app.ui.pet_window import PetWindow
@@ -197,6 +198,7 @@ class PetMode(QObject):
                        bridge.turn_cancelled):
             signal.connect(lambda *_args: self._update_bubble())
         bridge.playback_level.connect(self._on_level)
+        bridge.mouth.connect(self._on_mouth)
         window.avatar.looks_changed.connect(self._follow_avatar)
         self.pet = pet
         return pet
@@ -235,6 +237,11 @@ class PetMode(QObject):
         if self._active and self.pet is not None:
             self.pet.avatar.set_level(level)
             self._update_bubble()
+
+    def _on_mouth(self, cue: MouthCue) -> None:
+        if self.pet is not None:  # the window's clock: set once a pipeline is attached
+            self.pet.avatar.play_clock = self.window.avatar.play_clock
+            self.pet.avatar.mouth_cue(cue)
 
     def _update_bubble(self) -> None:
         if not self._active or self.pet is None:

@@ -27,6 +27,7 @@ class TranscriptFeed:
             lambda t, heard, interrupted: view.refresh(model.playback_ended(t, heard,
                                                                             interrupted)))
         bridge.expression.connect(lambda _t, emotion, _at: avatar.cue(emotion))
+        bridge.mouth.connect(avatar.mouth_cue)
         bridge.playback_ended.connect(lambda *_: avatar.end_of_reply())
         bridge.speech_paused.connect(avatar.nod)
 

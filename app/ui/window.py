@@ -203,6 +203,7 @@ class MainWindow(QMainWindow):
         while the engines loaded, the pipeline switches to it now.
         """
         self.pipeline = pipeline
+        self.avatar.play_clock = pipeline.clock.now  # mouth cues are stamped on it
         fresh = (persona_id is not None and persona_id != self.persona.id
                  and self.conversations is None)
         self._switch_pipeline(self.persona, fresh)  # also on first attach

@@ -260,3 +260,21 @@ def test_the_japanese_espeak_fallback_reads_kana_not_kanji() -> None:
     KanaReadingVoice(Records(), broken).synthesize("天気")  # reads it as written, no crash
     assert heard == ["テンキ", "天気"]
     assert voice.synthesize("天気です。").size > 0  # real eSpeak speaks the reading
+
+
+class PhonemizingVoice(Voice):
+    def phonemes(self, text: str) -> str:
+        return f"<{self.name}:{text}>"
+
+
+def test_phonemes_come_from_the_voice_that_says_each_part_or_not_at_all() -> None:
+    english = PhonemizingVoice("en", 22_050, ("af_heart",))
+    japanese = PhonemizingVoice("ja", 24_000, ("jf_alpha",))
+    tts = LanguageVoices(english, {"ja": lambda: japanese,  # type: ignore[dict-item]
+                                   "zh": lambda: Voice("zh", 16_000, ("jm_kumo",))})
+    tts.prepare(["ja", "zh"])
+    assert tts.phonemes("Say ねこ please") == "<en:Say> <ja:ねこ> <en:please>"
+    tts.use_language("ja")
+    assert tts.phonemes("猫です") == "<ja:猫です>"
+    tts.use_language("zh")  # this voice cannot tell: the mouth's shapes come from the audio
+    assert tts.phonemes("你好") == ""

@@ -26,6 +26,7 @@ from app.core.events import (
 )
 from app.core.metrics import TimelineRecorder
 from app.core.playback import PlaybackQueue
+from app.core.telemetry import MouthCue
 from app.personas.model import AcknowledgementSettings, Persona
 
 RATE = 16_000
@@ -217,6 +218,11 @@ def test_late_answer_plays_after_the_acknowledgement_and_both_are_timed() -> Non
     assert timeline.first_answer_word > timeline.first_sample_played + 0.15  # after "Hmm,"
     assert timeline.voice_to_first_sound == pytest.approx(1.2)
     assert timeline.voice_to_voice == pytest.approx(timeline.first_answer_word - 1.0)
+    # the mouth moves for "Hmm," too: its timeline, made when the phrase was, is cued
+    # with its first sample
+    [hmm, *_] = [e for e in h.events if isinstance(e, MouthCue)]
+    assert hmm.track is not None and hmm.track.duration > 0.1
+    assert hmm.at == pytest.approx(2.2)
 
 
 def test_answer_ready_in_time_gets_no_acknowledgement() -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from app.core.visemes import Viseme
 from app.personas.avatar_import import gather, guess_roles, install
 from app.personas.avatar_layers import (
     MAX_LAYER_BYTES,
@@ -43,10 +44,29 @@ def test_layers_round_trip_through_the_persona_file(tmp_path: Path) -> None:
     ({"base": "/etc/passwd.png"}, "inside the persona's folder"),
     ({"base": "base.exe"}, "not a PNG"),
     ({"base": "b.png", "expressions": {"furious": "f.png"}}, "'furious' is not one of"),
+    ({"base": "b.png", "mouths": {"x": "x.png"}}, "'x' is not one of"),
+    ({"base": "b.png", "mouths": {"a": "../a.png"}}, "inside the persona's folder"),
 ])
 def test_bad_layer_names_are_one_clear_line(layers: dict[str, object], words: str) -> None:
     with pytest.raises(ValueError, match=re.escape(words)):
         persona(**layers)
+
+
+def test_lip_sync_mouths_round_trip_and_fall_back_to_the_openings(tmp_path: Path) -> None:
+    p = persona(base="b.png", mouth_closed="shut.png", mouth_open="open.png",
+                mouths={"A": "a.png", "u": "u.png", "closed": "m.png"})
+    loaded = load_persona_file(save_persona(p, tmp_path))
+    layers = loaded.avatar.layers
+    assert layers is not None and layers == p.avatar.layers
+    assert layers.mouths == {"a": "a.png", "u": "u.png", "closed": "m.png"}
+    assert {"a.png", "u.png", "m.png"} <= set(layers.files())
+    assert layers.mouth(0.8, Viseme.A) == "a.png"
+    assert layers.mouth(0.8, Viseme.U) == "u.png"
+    assert layers.mouth(0.8, Viseme.I) == "open.png"  # no "i" picture: by the opening
+    assert layers.mouth(0.05, Viseme.A) == "m.png"  # nearly shut: the closed shape
+    assert layers.mouth(0.8) == "open.png"  # no lip-sync (the level alone)
+    plain = persona(base="b.png", mouth_closed="shut.png").avatar.layers
+    assert plain is not None and plain.mouth(0.05, Viseme.CLOSED) == "shut.png"
 
 
 def test_oversized_missing_or_fake_pictures_name_the_file(tmp_path: Path) -> None:
