@@ -12,6 +12,7 @@ it can be saved under ``avatar/<id>/live2d/`` in the persona's folder.
 from __future__ import annotations
 
 import shutil
+import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -166,3 +167,20 @@ def install_live2d(staging: Path, live2d: Live2DAvatar, folder: Path,
     shutil.rmtree(target, ignore_errors=True)
     fresh.rename(target)
     return Live2DAvatar(model=f"avatar/{persona_id}/live2d/{live2d.model}")
+
+
+class StagedLive2D:
+    """A model copied from a folder or zip into a temporary folder (removed with it), until
+    the persona is saved."""
+
+    def __init__(self, source: Path) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="hanasu-live2d-")
+        self.folder = Path(self._dir.name)
+        try:
+            self.live2d, self.info = stage_live2d(source, self.folder)
+        except (AvatarFileError, OSError) as exc:
+            self._dir.cleanup()
+            raise AvatarFileError(str(exc)) from exc
+
+    def install(self, folder: Path, persona_id: str) -> Live2DAvatar:
+        return install_live2d(self.folder, self.live2d, folder, persona_id)

@@ -51,6 +51,8 @@ class AvatarWidget(QWidget):
 
     looks_changed = Signal()
     """The state, style or picture changed (a second view, the desktop pet, follows it)."""
+    covered = False
+    """A Live2D model (``live2d_host``) is drawn over the whole widget: nothing to paint."""
 
     def __init__(self, style: AvatarStyle | None = None, parent: QWidget | None = None,
                  seed: int | None = None, bare: bool = False) -> None:
@@ -324,6 +326,8 @@ class AvatarWidget(QWidget):
         return self._timer.isActive()
 
     def paintEvent(self, event: QPaintEvent) -> None:
+        if self.covered:
+            return
         ratio = self.devicePixelRatioF()
         key = (self.width(), self.height(), ratio, self._colours)
         if self._head is None or self._backdrop_key != key:

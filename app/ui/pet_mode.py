@@ -199,6 +199,7 @@ class PetMode(QObject):
         bridge.playback_level.connect(self._on_level)
         window.avatar.looks_changed.connect(self._follow_avatar)
         self.pet = pet
+        window.live2d.host(pet.avatar)  # a persona's Live2D model on the pet too
         return pet
 
     def describe(self) -> str:
