@@ -5,7 +5,9 @@ the file checks (``live2d_model``), the optional ``live2d-py`` package imports, 
 accepted the Cubism licence terms (asked once, after the window is up; the answer is
 kept in the settings), and the native code loads it in an OpenGL context. Otherwise the
 avatar shows what it would have without the model (layers, picture or drawn face) and
-the notice area says why, once. When it is shown, a ``Live2DView`` lies over each avatar
+the notice area says why, once. The app loads a model only after a child process has
+loaded it without dying (``live2d_probe``: live2d-py aborts on a damaged ``.moc3``); the
+avatar's own look shows meanwhile. When it is shown, a ``Live2DView`` lies over each avatar
 widget that hosts it (the window's and the desktop pet's) and reads that widget's pose
 each frame, so both follow the same mouth, blinks, state and feelings.
 """
@@ -25,6 +27,7 @@ from app.personas.avatar_layers import AvatarFileError
 from app.personas.live2d_model import Live2DModelInfo, check_live2d
 from app.personas.model import Persona
 from app.ui.layered_avatar import dress_avatar
+from app.ui.live2d_probe import Live2DProbe
 from app.ui.live2d_runtime import Live2DLibrary, find_live2d
 from app.ui.live2d_terms import ask_terms
 
@@ -52,15 +55,20 @@ def opengl_problem() -> str | None:
 class Live2DStage:
     """The window's persona's look, Live2D model included, on every avatar it hosts."""
 
-    def __init__(self, window: MainWindow, find: FindLive2D = find_live2d,
-                 ask: AskTerms = ask_terms) -> None:
+    def __init__(self, window: MainWindow, find: FindLive2D | None = None,
+                 ask: AskTerms | None = None) -> None:
         self._window = window
-        self._find, self._ask = find, ask
+        self._find, self._ask = find or find_live2d, ask or ask_terms
         self._library: Live2DLibrary | None = None
         self._persona: Persona | None = None
         self._asking = False
         self._failed: set[Path] = set()
         """Models the native code refused this session: not tried again."""
+        self._loaded: set[tuple[Path, int]] = set()
+        """Models a child process loaded this session (path, size)."""
+        self._wanted: Live2DModelInfo | None = None
+        self.probe: Live2DProbe | None = None
+        """The last load started (tests wait for it)."""
         self._avatars: list[AvatarWidget] = [window.avatar]
         self.views: dict[AvatarWidget, Live2DView] = {}
         self.model: Live2DModelInfo | None = None
@@ -73,7 +81,8 @@ class Live2DStage:
         if problem:  # a layered avatar that could not load: its face instead
             self._window.add_notice(problem)
         self._persona = persona
-        self._show(self._usable_model(persona))
+        self._show(None)
+        self._load(self._usable_model(persona))
 
     def host(self, avatar: AvatarWidget) -> None:
         """Draw the model over ``avatar`` too (the desktop pet's), now and after each
@@ -125,7 +134,29 @@ class Live2DStage:
         self._window.store_settings(self._window.settings.replace(live2d_terms=accepted))
         log.info("Live2D licence terms %s", "accepted" if accepted else "declined")
         if self._persona is not None:
-            self._show(self._usable_model(self._persona))
+            self._load(self._usable_model(self._persona))
+
+    def _load(self, info: Live2DModelInfo | None) -> None:
+        """Show ``info`` once a child process has loaded it (``live2d_probe``): a damaged
+        model ends the process that loads it, and that must not be the app."""
+        self._wanted = info
+        if info is None:
+            return
+        if (info.path, info.total_bytes) in self._loaded:
+            self._show(info)
+            return
+        probe = Live2DProbe(info.path, self._window)
+        probe.finished.connect(lambda problem: self._probed(info, problem))
+        self.probe = probe
+        probe.start()
+
+    def _probed(self, info: Live2DModelInfo, problem: str) -> None:
+        if problem:
+            self._view_failed(info, problem)
+            return
+        self._loaded.add((info.path, info.total_bytes))
+        if self._wanted is info:
+            self._show(info)
 
     def _fall_back(self, persona: Persona, reason: str) -> None:
         instead = ("layered avatar" if self._window.avatar.layers is not None
@@ -166,7 +197,8 @@ class Live2DStage:
         if info.path in self._failed:
             return
         self._failed.add(info.path)
-        if self.model is info:
+        if self.model is info or self._wanted is info:
+            self._wanted = None
             self._show(None)
         if self._persona is not None:
             self._fall_back(self._persona, problem)

@@ -67,6 +67,8 @@ def find_live2d() -> Live2DLibrary | str:
     try:
         with contextlib.redirect_stdout(io.StringIO()):  # it prints a banner on import
             module = importlib.import_module("live2d")
+            if hasattr(module, "enableLog"):
+                module.enableLog(False)  # its native log lines, on every model load
             library = cast(Live2DLibrary, module)
             library.init()
     except ImportError as exc:

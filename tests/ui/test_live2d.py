@@ -7,8 +7,10 @@ Cubism parameters and expressions. Nothing here draws a real model (none can be 
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -22,9 +24,10 @@ from app.personas.loader import load_persona_file, load_personas
 from app.personas.model import Persona
 from app.personas.writer import save_persona
 from app.storage.settings import Settings
+from app.ui import live2d_host
 from app.ui.face_pose import FacePose
 from app.ui.live2d_drive import ModelDriver, expression_for
-from app.ui.live2d_host import Live2DStage
+from app.ui.live2d_probe import Live2DProbe
 from app.ui.live2d_runtime import Live2DLibrary, Live2DModel, find_live2d
 from app.ui.live2d_terms import ask_terms, terms_box
 from app.ui.persona_editor import EditorContext, PersonaEditor
@@ -50,15 +53,20 @@ def live2d_persona(folder: Path, model: str = "avatar/hana/live2d/hana.model3.js
     return persona
 
 
-def open_window(qtbot: QtBot, folder: Path, settings: Settings | None = None,
-                stage: dict[str, object] | None = None) -> MainWindow:
+def open_window(qtbot: QtBot, folder: Path, settings: Settings | None = None) -> MainWindow:
     window = MainWindow(load_personas(folder), settings or Settings(persona_id="hana"),
                         save_settings=lambda _s: None)
     qtbot.addWidget(window)
-    if stage is not None:  # another finder / prompt, then the persona dressed again
-        window.live2d = Live2DStage(window, **stage)  # type: ignore[arg-type]
-        window.live2d.dress(window.persona)
     return window
+
+
+def stand_in(monkeypatch: pytest.MonkeyPatch, find: Callable[[], Live2DLibrary | str],
+             ask: Callable[[QWidget], bool] | None = None) -> None:
+    """The window's stage finds ``find``'s answer instead of importing live2d-py (and
+    asks ``ask`` instead of showing the terms)."""
+    monkeypatch.setattr(live2d_host, "find_live2d", find)
+    if ask is not None:
+        monkeypatch.setattr(live2d_host, "ask_terms", ask)
 
 
 def notices_about_live2d(window: MainWindow) -> list[str]:
@@ -95,7 +103,7 @@ def test_missing_live2d_falls_back_to_the_face_with_one_notice(
 
 
 def test_a_hostile_model_is_refused_before_anything_loads_it(
-        qtbot: QtBot, tmp_path: Path) -> None:
+        qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     write_model(tmp_path / "avatar" / "hana" / "live2d", model_json(Moc="../../../x.moc3"))
     live2d_persona(tmp_path)
     found: list[str] = []
@@ -104,7 +112,8 @@ def test_a_hostile_model_is_refused_before_anything_loads_it(
         found.append("looked")
         return "-"
 
-    window = open_window(qtbot, tmp_path, stage={"find": find})
+    stand_in(monkeypatch, find)
+    window = open_window(qtbot, tmp_path)
     assert found == []  # refused on its files: live2d-py is not even looked for
     assert any("points outside the model's folder" in n for n in notices_about_live2d(window))
     window.shutdown()
@@ -163,7 +172,7 @@ def library() -> Live2DLibrary | str:
 
 @pytest.mark.parametrize("accept", [True, False])
 def test_the_licence_is_asked_once_after_the_window_is_up_and_kept(
-        qtbot: QtBot, tmp_path: Path, accept: bool) -> None:
+        qtbot: QtBot, tmp_path: Path, accept: bool, monkeypatch: pytest.MonkeyPatch) -> None:
     write_model(tmp_path / "avatar" / "hana" / "live2d")
     live2d_persona(tmp_path)
     asked: list[QWidget] = []
@@ -172,13 +181,14 @@ def test_the_licence_is_asked_once_after_the_window_is_up_and_kept(
         asked.append(parent)
         return accept
 
-    window = open_window(qtbot, tmp_path, stage={"find": library, "ask": ask})
+    stand_in(monkeypatch, library, ask)
+    monkeypatch.setattr(live2d_host, "opengl_problem", lambda: "no OpenGL in this test")
+    window = open_window(qtbot, tmp_path)
     assert asked == []  # not while the window is being built
     qtbot.waitUntil(lambda: window.settings.live2d_terms is not None)
     assert asked == [window]
     assert window.settings.live2d_terms is accept
-    expected = ("OpenGL is not available on this display" if accept  # offscreen
-                else "the Live2D licence terms were declined")
+    expected = "no OpenGL in this test" if accept else "the Live2D licence terms were declined"
     assert any(expected in n for n in notices_about_live2d(window))
     assert not window.avatar.covered
     window.refresh_persona(window.persona)
@@ -187,11 +197,12 @@ def test_the_licence_is_asked_once_after_the_window_is_up_and_kept(
     window.shutdown()
 
 
-def test_a_kept_answer_is_not_asked_again(qtbot: QtBot, tmp_path: Path) -> None:
+def test_a_kept_answer_is_not_asked_again(qtbot: QtBot, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
     write_model(tmp_path / "avatar" / "hana" / "live2d")
     live2d_persona(tmp_path)
-    window = open_window(qtbot, tmp_path, Settings(persona_id="hana", live2d_terms=False),
-                         stage={"find": library, "ask": lambda _p: pytest.fail("asked")})
+    stand_in(monkeypatch, library, lambda _p: pytest.fail("asked"))
+    window = open_window(qtbot, tmp_path, Settings(persona_id="hana", live2d_terms=False))
     qtbot.wait(50)
     assert any("declined" in n for n in notices_about_live2d(window))
     window.shutdown()
@@ -272,3 +283,47 @@ def test_the_editor_refuses_a_broken_model_with_one_line(qtbot: QtBot, tmp_path:
     assert editor.face_rows.avatar_error.text() == \
         "Not imported: Live2D file hana.moc3 is not a .moc3 model"
     assert editor.face_rows.live2d.live2d_for("x") is None
+
+
+def _probe(qtbot: QtBot, model: Path) -> str:
+    probe = Live2DProbe(model)
+    with qtbot.waitSignal(probe.finished, timeout=60_000) as signal:
+        probe.start()
+    return str(signal.args[0])
+
+
+def test_the_loading_child_reports_a_missing_live2d(qtbot: QtBot, tmp_path: Path) -> None:
+    """The real child process, where live2d-py is genuinely not installed."""
+    if importlib.util.find_spec("live2d") is not None:
+        pytest.skip("live2d-py is installed here: the next test covers the child")
+    problem = _probe(qtbot, write_model(tmp_path))
+    assert problem == f"live2d-py could not load it ({MISSING})"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("live2d") is None or not os.environ.get("DISPLAY"),
+                    reason="needs live2d-py installed and an X display with OpenGL (Xvfb)")
+def test_a_damaged_moc3_ends_the_child_not_the_app(qtbot: QtBot, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """live2d-py 1.0.0 aborts the process that loads a .moc3 with a valid signature and
+    garbage after it; the app only ever sees the child die."""
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")  # the child needs OpenGL
+    problem = _probe(qtbot, write_model(tmp_path))
+    assert problem == "live2d-py crashed while loading it (a damaged or unsupported model)"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("live2d") is None or not os.environ.get("DISPLAY"),
+                    reason="needs live2d-py installed and an X display with OpenGL (Xvfb)")
+def test_the_window_survives_a_damaged_model_with_the_real_live2d(
+        qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")  # the loading child needs OpenGL
+    write_model(tmp_path / "avatar" / "hana" / "live2d")
+    live2d_persona(tmp_path)
+    window = open_window(qtbot, tmp_path, Settings(persona_id="hana", live2d_terms=True))
+    probe = window.live2d.probe
+    assert probe is not None, window.notices.messages
+    qtbot.waitUntil(lambda: probe.problem is not None, timeout=60_000)
+    assert notices_about_live2d(window) == [
+        "Hana's Live2D model is not shown: live2d-py crashed while loading it (a damaged or "
+        "unsupported model). The drawn face is shown instead."]
+    assert not window.live2d.views and not window.avatar.covered
+    window.shutdown()
