@@ -94,6 +94,11 @@ class Live2DStage:
         if self.model is not None:
             self._cover(avatar, self.model)
 
+    @property
+    def avatars(self) -> tuple[AvatarWidget, ...]:
+        """The avatar widgets that show the model when there is one."""
+        return tuple(self._avatars)
+
     def _forget(self, avatar: AvatarWidget) -> None:
         self._avatars = [a for a in self._avatars if a is not avatar]
         self.views.pop(avatar, None)

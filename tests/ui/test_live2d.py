@@ -327,3 +327,35 @@ def test_the_window_survives_a_damaged_model_with_the_real_live2d(
         "unsupported model). The drawn face is shown instead."]
     assert not window.live2d.views and not window.avatar.covered
     window.shutdown()
+
+
+def test_the_desktop_pet_hosts_the_model_too(window: MainWindow) -> None:
+    assert list(window.live2d.avatars) == [window.avatar]
+    window.pet.enter()
+    assert window.pet.pet is not None
+    assert list(window.live2d.avatars) == [window.avatar, window.pet.pet.avatar]
+    window.pet.leave()
+    window.pet.enter()  # the same pet again: hosted once
+    assert len(window.live2d.avatars) == 2
+
+
+def test_a_view_that_cannot_draw_says_so_once_and_stops(qtbot: QtBot, tmp_path: Path) -> None:
+    """Offscreen there is no OpenGL for a QOpenGLWidget; with a display, the stand-in's
+    loader refuses the model: either way one ``failed`` and no frames."""
+    from app.personas.live2d_model import Live2DAvatar, check_live2d
+    from app.ui.avatar import AvatarWidget
+    from app.ui.live2d_view import START_LIMIT_MS, Live2DView
+
+    write_model(tmp_path)
+    info = check_live2d(tmp_path, Live2DAvatar(model="hana.model3.json"))
+    avatar = AvatarWidget()
+    qtbot.addWidget(avatar)
+    view = Live2DView(StandInLibrary(), info, avatar, avatar)
+    problems: list[str] = []
+    view.failed.connect(problems.append)
+    avatar.show()
+    qtbot.waitUntil(lambda: bool(problems), timeout=START_LIMIT_MS + 2000)
+    assert problems[0] in ("no OpenGL context could be made for it",
+                           "live2d-py could not load it: corrupt moc3")
+    qtbot.wait(100)
+    assert len(problems) == 1 and view.frames == 0 and view.driver is None
