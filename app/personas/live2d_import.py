@@ -91,7 +91,7 @@ def _kept(model: str, names: list[str]) -> list[str]:
     """The files under the model's own folder that an import copies."""
     base = PurePosixPath(model).parent
     kept = [n for n in names if PurePosixPath(n).is_relative_to(base)
-            and n.lower().endswith(MODEL_FILE_SUFFIXES)]
+            and n.lower().endswith(MODEL_FILE_SUFFIXES) and ":" not in n]
     if len(kept) > MAX_MODEL_FILES:
         raise AvatarFileError(f"the Live2D model's folder holds {len(kept)} files; the limit "
                               f"is {MAX_MODEL_FILES}")
@@ -152,7 +152,10 @@ def stage_live2d(source: Path, staging: Path) -> tuple[Live2DAvatar, Live2DModel
                 total = _write(staging, relative, data, total)
     else:
         raise AvatarFileError(f"{source.name} is neither a folder nor a .zip")
-    live2d = Live2DAvatar(model=PurePosixPath(model).name)
+    try:
+        live2d = Live2DAvatar(model=PurePosixPath(model).name)
+    except ValueError as exc:  # a name no persona file may hold
+        raise AvatarFileError(str(exc).splitlines()[-1]) from exc
     return live2d, check_live2d(staging, live2d)
 
 

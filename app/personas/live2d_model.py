@@ -42,7 +42,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def check_model_name(name: str) -> str:
     """``name`` when it is a relative ``.model3.json`` path that stays inside the folder."""
     path = PurePosixPath(name.replace("\\", "/"))
-    if not name.strip() or len(name) > MAX_PATH_CHARS:
+    if not name.strip() or len(name) > MAX_PATH_CHARS or "\0" in name:
         raise ValueError(f"avatar.live2d.model {name[:40]!r}: expected a file name under "
                          f"{MAX_PATH_CHARS} characters")
     if path.is_absolute() or ".." in path.parts or ":" in name:
@@ -81,6 +81,8 @@ class Live2DModelInfo:
 
 def _relative(value: object, label: str, where: str) -> str:
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_PATH_CHARS:
+        raise AvatarFileError(f"{label}: {where} is not a file name")
+    if "\0" in value:
         raise AvatarFileError(f"{label}: {where} is not a file name")
     path = PurePosixPath(value.replace("\\", "/"))
     if path.is_absolute() or ".." in path.parts or ":" in value:

@@ -9,6 +9,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from app.personas.avatar_layers import AvatarFileError
 from app.personas.live2d_import import holds_live2d, install_live2d, stage_live2d
@@ -231,3 +233,37 @@ def test_a_broken_model_is_refused_at_import(tmp_path: Path) -> None:
     staging.mkdir()
     with pytest.raises(AvatarFileError, match=re.escape("gone.moc3 is missing")):
         stage_live2d(tmp_path / "m", staging)
+
+
+# ---- fuzzing: whatever a model file holds, the check answers with one line -----------------
+
+_leaf = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
+         | st.text(max_size=12) | st.sampled_from(["hana.moc3", "../x.moc3", "a\0b", "C:x",
+                                                   "hana.2048/texture_00.png", "/etc/x"]))
+_json = st.recursive(_leaf, lambda inner: st.lists(inner, max_size=4)
+                     | st.dictionaries(st.sampled_from(["Name", "File", "Idle", "x"]) | st.text(
+                         max_size=6), inner, max_size=4), max_leaves=16)
+_refs = st.fixed_dictionaries({}, optional={
+    key: _json for key in ("Moc", "Textures", "Physics", "Pose", "Expressions", "Motions")})
+
+
+@given(data=_json | st.fixed_dictionaries({"FileReferences": _refs}))
+@settings(max_examples=150, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_model_json_is_a_model_or_one_clear_line(tmp_path: Path, data: object) -> None:
+    write_model(tmp_path)
+    (tmp_path / "hana.model3.json").write_text(json.dumps(data))
+    try:
+        check_live2d(tmp_path, Live2DAvatar(model="hana.model3.json"))
+    except AvatarFileError as exc:
+        assert "\n" not in str(exc) and str(exc)
+
+
+@given(raw=st.binary(max_size=200))
+@settings(max_examples=100, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_bytes_as_a_model_json_are_one_clear_line(tmp_path: Path, raw: bytes) -> None:
+    write_model(tmp_path)
+    (tmp_path / "hana.model3.json").write_bytes(raw)
+    with pytest.raises(AvatarFileError):
+        check_live2d(tmp_path, Live2DAvatar(model="hana.model3.json"))
