@@ -40,8 +40,7 @@ log = logging.getLogger(__name__)
 
 FindLive2D = Callable[[], Live2DLibrary | str]
 AskTerms = Callable[[QWidget], bool]
-DECLINED = "the Live2D licence terms were declined (set live2d_terms to null in " \
-           "settings.json to be asked again)"
+DECLINED = "the Live2D licence terms were declined (Settings, Live2D models: ask again)"
 
 
 def opengl_problem() -> str | None:

@@ -359,3 +359,18 @@ def test_a_view_that_cannot_draw_says_so_once_and_stops(qtbot: QtBot, tmp_path: 
                            "live2d-py could not load it: corrupt moc3")
     qtbot.wait(100)
     assert len(problems) == 1 and view.frames == 0 and view.driver is None
+
+
+@pytest.mark.parametrize("answer", [True, False])
+def test_settings_can_ask_for_the_licence_again(qtbot: QtBot, answer: bool) -> None:
+    from app.ui.settings_dialog import SettingsDialog
+
+    dialog = SettingsDialog(Settings(live2d_terms=answer))
+    qtbot.addWidget(dialog)
+    assert dialog.collect().live2d_terms is answer  # kept as it was
+    dialog.live2d_terms.setCurrentIndex(0)
+    assert dialog.live2d_terms.currentText() == "Ask before the first Live2D model is shown"
+    assert dialog.collect().live2d_terms is None
+    fresh = SettingsDialog(Settings())
+    qtbot.addWidget(fresh)
+    assert fresh.live2d_terms.count() == 1  # nothing to accept from here: the prompt does
