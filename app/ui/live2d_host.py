@@ -124,7 +124,7 @@ class Live2DStage:
         if terms is None:
             if not self._asking:  # asked once the window is up, not while it is built
                 self._asking = True
-                QTimer.singleShot(0, self._ask_terms)
+                QTimer.singleShot(0, self._window, self._ask_terms)
             return None
         problem = DECLINED if not terms else opengl_problem()
         if problem is not None:
@@ -150,13 +150,14 @@ class Live2DStage:
             self._show(info)
             return
         probe = Live2DProbe(info.path, self._window)
-        probe.finished.connect(lambda problem: self._probed(info, problem))
+        persona = self._persona
+        probe.finished.connect(lambda problem: self._probed(info, problem, persona))
         self.probe = probe
         probe.start()
 
-    def _probed(self, info: Live2DModelInfo, problem: str) -> None:
+    def _probed(self, info: Live2DModelInfo, problem: str, persona: Persona | None) -> None:
         if problem:
-            self._view_failed(info, problem)
+            self._view_failed(info, problem, persona)
             return
         self._loaded.add((info.path, info.total_bytes))
         if self._wanted is info:
@@ -182,7 +183,8 @@ class Live2DStage:
 
         assert self._library is not None
         view = Live2DView(self._library, info, avatar, avatar)
-        view.failed.connect(lambda problem: self._view_failed(info, problem))
+        persona = self._persona
+        view.failed.connect(lambda problem: self._view_failed(info, problem, persona))
         self.views[avatar] = view
         avatar.covered = True
         view.show()
@@ -195,7 +197,8 @@ class Live2DStage:
         avatar.covered = False
         avatar.update()
 
-    def _view_failed(self, info: Live2DModelInfo, problem: str) -> None:
+    def _view_failed(self, info: Live2DModelInfo, problem: str,
+                     persona: Persona | None) -> None:
         """The native code refused the model (or there is no OpenGL): the avatar's own
         look everywhere, one notice, and no second try this session."""
         if info.path in self._failed:
@@ -204,5 +207,5 @@ class Live2DStage:
         if self.model is info or self._wanted is info:
             self._wanted = None
             self._show(None)
-        if self._persona is not None:
-            self._fall_back(self._persona, problem)
+        if persona is not None:  # the persona whose model it was (another may show now)
+            self._fall_back(persona, problem)

@@ -51,7 +51,7 @@ class Live2DView(QOpenGLWidget):
         self._timer.start()
         self.setGeometry(parent.rect())
         parent.installEventFilter(self)  # it covers the avatar at every size
-        QTimer.singleShot(START_LIMIT_MS, self._check_started)
+        QTimer.singleShot(START_LIMIT_MS, self, self._check_started)  # not once deleted
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         parent = self.parentWidget()
