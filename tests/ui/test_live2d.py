@@ -374,3 +374,17 @@ def test_settings_can_ask_for_the_licence_again(qtbot: QtBot, answer: bool) -> N
     fresh = SettingsDialog(Settings())
     qtbot.addWidget(fresh)
     assert fresh.live2d_terms.count() == 1  # nothing to accept from here: the prompt does
+
+
+@pytest.mark.skipif(importlib.util.find_spec("live2d") is None,
+                    reason="needs live2d-py installed")
+def test_the_installed_live2d_has_the_api_the_stand_ins_mimic() -> None:
+    """The contract the stand-ins above follow, checked against the real package."""
+    from app.ui import live2d_runtime
+
+    found = find_live2d()
+    assert not isinstance(found, str), found
+    for protocol, subject in ((live2d_runtime.Live2DLibrary, found),
+                              (live2d_runtime.Live2DModel, found.Model())):
+        names = [n for n in vars(protocol) if not n.startswith("_")]
+        assert names and all(callable(getattr(subject, n, None)) for n in names), names
