@@ -103,6 +103,17 @@ def gather_folder(source: Path, staging: Path) -> list[str]:
     return names
 
 
+def entry_name(source: Path, entry: zipfile.ZipInfo) -> str:
+    """The entry's path inside the archive (forward slashes); raises AvatarFileError for
+    one pointing outside it, refusing the whole archive."""
+    name = entry.filename.replace("\\", "/")
+    parts = PurePosixPath(name).parts
+    if name.startswith("/") or ".." in parts or (parts and ":" in parts[0]):
+        raise AvatarFileError(f"{source.name}: entry {entry.filename!r} points outside "
+                              f"the archive; nothing was imported")
+    return name
+
+
 def gather_zip(source: Path, staging: Path) -> list[str]:
     """Like ``gather_folder`` for a .zip, refusing the whole archive when an entry points
     outside it or it passes the caps."""
@@ -119,11 +130,7 @@ def gather_zip(source: Path, staging: Path) -> list[str]:
                                   f"{MAX_ZIP_ENTRIES}")
         pictures = []
         for entry in entries:
-            name = entry.filename.replace("\\", "/")
-            parts = PurePosixPath(name).parts
-            if name.startswith("/") or ".." in parts or (parts and ":" in parts[0]):
-                raise AvatarFileError(f"{source.name}: entry {entry.filename!r} points outside "
-                                      f"the archive; nothing was imported")
+            name = entry_name(source, entry)
             if not entry.is_dir() and _is_picture_name(name):
                 pictures.append(entry)
         if len(pictures) > MAX_LAYER_FILES:

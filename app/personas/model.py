@@ -24,6 +24,7 @@ from app.core.languages import SPEECH_LANGUAGES, base_language
 from app.personas.avatar_layers import AvatarLayers
 from app.personas.check_in import CheckInSettings
 from app.personas.expression import ExpressionSettings
+from app.personas.live2d_model import Live2DAvatar
 from app.personas.rules import CHARACTER_RULES, prompt_rules
 from app.personas.text import plain_text
 
@@ -102,7 +103,10 @@ class AvatarStyle(BaseModel):
     (an imported character card's picture is copied there); when it loads, the sidebar
     and the stage show it instead of the drawn face, breathing, with a soft mouth at
     ``mouth_at`` (fractions of its width and height; default lower middle) while it speaks.
-    ``layers`` (``[avatar.layers]``) is a layered-PNG avatar, shown instead of both."""
+    ``layers`` (``[avatar.layers]``) is a layered-PNG avatar, shown instead of both.
+    ``live2d`` (``[avatar.live2d]``) is a Live2D model, shown instead of all of them when
+    the optional ``live2d-py`` package is installed and its licence accepted; otherwise
+    the layers, picture or drawn face stand in (``app.ui.live2d_host``)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -113,6 +117,7 @@ class AvatarStyle(BaseModel):
     image: str | None = Field(default=None, max_length=MAX_SHORT_TEXT_CHARS)
     mouth_at: tuple[float, float] | None = None
     layers: AvatarLayers | None = None
+    live2d: Live2DAvatar | None = None
 
     @field_validator("mouth_at")
     @classmethod

@@ -104,6 +104,9 @@ class Settings(BaseModel):
     pet_size: int = Field(default=200, ge=PET_SIZE_MIN, le=PET_SIZE_MAX)
     pet_position: tuple[Coordinate, Coordinate] | None = None
     """The pet's top-left corner on the desktop; None: the screen's bottom-right corner."""
+    live2d_terms: bool | None = None
+    """The user accepted (True) or declined (False) the Live2D Cubism licence terms, shown
+    before a persona's Live2D model is first drawn; None: not asked yet."""
     mcp_servers: tuple[McpServer, ...] = ()
     """The user's tool servers (Model Context Protocol) and the tools ticked on each."""
 

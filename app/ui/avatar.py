@@ -25,7 +25,7 @@ import time
 from collections.abc import Callable
 
 from PySide6.QtCore import QRectF, QSize, Qt, QTimer, Signal
-from PySide6.QtGui import QHideEvent, QImage, QPainter, QPaintEvent, QPixmap, QShowEvent
+from PySide6.QtGui import QHideEvent, QPainter, QPaintEvent, QPixmap, QShowEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 from app.core.emotion import Emotion
@@ -56,6 +56,8 @@ class AvatarWidget(QWidget):
 
     looks_changed = Signal()
     """The state, style or picture changed (a second view, the desktop pet, follows it)."""
+    covered = False
+    """A Live2D model (``live2d_host``) is drawn over the whole widget: nothing to paint."""
 
     def __init__(self, style: AvatarStyle | None = None, parent: QWidget | None = None,
                  seed: int | None = None, bare: bool = False) -> None:
@@ -354,6 +356,8 @@ class AvatarWidget(QWidget):
         return self._timer.isActive()
 
     def paintEvent(self, event: QPaintEvent) -> None:
+        if self.covered:
+            return
         ratio = self.devicePixelRatioF()
         key = (self.width(), self.height(), ratio, self._colours)
         if self._head is None or self._backdrop_key != key:
@@ -383,16 +387,3 @@ class AvatarWidget(QWidget):
     def sizeHint(self) -> QSize:
         return QSize(420, 420)
 
-
-def render_thumbnail(style: AvatarStyle, size: int = 48, ratio: float = 1.0) -> QPixmap:
-    """A static, undecorated face for the persona list (rendered once per persona)."""
-    px = max(1, round(size * ratio))
-    image = QImage(px, px, QImage.Format.Format_ARGB32_Premultiplied)
-    image.fill(Qt.GlobalColor.transparent)
-    painter = QPainter(image)
-    paint_face(painter, QRectF(0, 0, px, px), FaceColours.from_style(style), FacePose(),
-               decorations=False)
-    painter.end()
-    pixmap = QPixmap.fromImage(image)
-    pixmap.setDevicePixelRatio(ratio)
-    return pixmap

@@ -12,9 +12,10 @@ from __future__ import annotations
 import math
 
 from PySide6.QtCore import QPointF, QRectF, Qt
-from PySide6.QtGui import QBrush, QColor, QPainter, QPixmap, QRadialGradient
+from PySide6.QtGui import QBrush, QColor, QImage, QPainter, QPixmap, QRadialGradient
 
 from app.core.events import AssistantState
+from app.personas.model import AvatarStyle
 from app.ui import face_features as features
 from app.ui import face_marks as marks
 from app.ui.face_pose import FaceColours, FacePose, breathing, nod_offset
@@ -140,3 +141,17 @@ def _background(painter: QPainter, rect: QRectF, c: FaceColours, pose: FacePose)
     painter.setBrush(QBrush(gradient))
     radius = min(rect.width(), rect.height()) * 0.08
     painter.drawRoundedRect(rect, radius, radius)
+
+
+def render_thumbnail(style: AvatarStyle, size: int = 48, ratio: float = 1.0) -> QPixmap:
+    """A static, undecorated face for the persona list (rendered once per persona)."""
+    px = max(1, round(size * ratio))
+    image = QImage(px, px, QImage.Format.Format_ARGB32_Premultiplied)
+    image.fill(Qt.GlobalColor.transparent)
+    painter = QPainter(image)
+    paint_face(painter, QRectF(0, 0, px, px), FaceColours.from_style(style), FacePose(),
+               decorations=False)
+    painter.end()
+    pixmap = QPixmap.fromImage(image)
+    pixmap.setDevicePixelRatio(ratio)
+    return pixmap

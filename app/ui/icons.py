@@ -7,7 +7,7 @@ from PySide6.QtCore import QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QIcon, QPainter, QPen, QPixmap
 
 from app.personas.model import AvatarStyle
-from app.ui.avatar import render_thumbnail
+from app.ui.face import render_thumbnail
 
 SIZE = 64
 

@@ -131,7 +131,7 @@ class PersonaEditor(QDialog):
                 self.speed.value(), self.temperature.value(), self.reply_sentences.value(),
                 self.avatar_style().model_dump_json(), self._image,
                 self.face_rows.expression(), self.face_rows.layers_for("-"),
-                self.check_in_rows.fields())
+                self.check_in_rows.fields(), self.face_rows.live2d.live2d_for("-"))
 
     def reject(self) -> None:
         """Escape, Cancel or the close button: ask first when something was changed."""
@@ -298,7 +298,8 @@ class PersonaEditor(QDialog):
             "languages": self._languages(language, base.get("languages", ())),
             "voice": {"kokoro": self.voice.currentText().strip(), "speed": self.speed.value()},
             "avatar": {**self.avatar_style().model_dump(), "image": self._image_name(persona_id),
-                       "layers": self.face_rows.layers_for(persona_id)},
+                       "layers": self.face_rows.layers_for(persona_id),
+                       "live2d": self.face_rows.live2d.live2d_for(persona_id)},
             "expression": self.face_rows.expression().model_dump(),
             "llm": {
                 "temperature": None if temperature <= DEFAULT_TEMPERATURE + 1e-9 else temperature,

@@ -27,10 +27,12 @@ from app.core.emotion import Emotion
 from app.personas.avatar_import import describe, install
 from app.personas.avatar_layers import AvatarFileError, AvatarLayers
 from app.personas.expression import ExpressionSettings
+from app.personas.live2d_import import holds_live2d
 from app.personas.loader import IMAGE_SUFFIXES
 from app.personas.model import AvatarStyle, Persona
 from app.ui import theme
 from app.ui.avatar_import_dialog import AvatarImportDialog, StagedAvatar
+from app.ui.live2d_row import Live2DRow
 from app.ui.sidebar import persona_thumbnail
 
 COLOUR_PARTS = (("background", "Background"), ("skin", "Skin"), ("hair", "Hair"),
@@ -137,6 +139,7 @@ class FaceRows:
         self.avatar_error.setWordWrap(True)
         self.avatar_error.hide()
         form.addRow("", self.avatar_error)
+        self.live2d = Live2DRow(form, style.live2d)
         self._show_layers()
         self.set_image(image)
 
@@ -169,8 +172,13 @@ class FaceRows:
 
     def import_avatar(self, source: Path, confirm: bool = True) -> AvatarImportDialog | None:
         """Gather ``source``'s pictures and ask which is which (``confirm`` off: take the
-        guess, tests); a refused file is one line under the row."""
+        guess, tests), or take the Live2D model it holds whole; a refused file is one
+        line under the row."""
         try:
+            if holds_live2d(source):
+                self.live2d.stage(source)
+                self.avatar_error.hide()
+                return None
             staged = StagedAvatar(source)
         except AvatarFileError as exc:
             self.avatar_error.setText(f"Not imported: {exc}")
@@ -191,10 +199,12 @@ class FaceRows:
         return describe(self.staged.roles, persona_id)
 
     def install(self, folder: Path, persona_id: str) -> None:
-        """Copy an imported avatar's pictures into the persona's folder (on Save)."""
+        """Copy an imported avatar's pictures (or Live2D model) into the persona's folder
+        (on Save)."""
         if self.staged is not None:
             self.layers = install(self.staged.folder, self.staged.roles, folder, persona_id)
             self.staged = None
+        self.live2d.install(folder, persona_id)
 
     def set_image(self, path: Path | None) -> None:
         self.image = path

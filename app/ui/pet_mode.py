@@ -201,6 +201,7 @@ class PetMode(QObject):
         bridge.mouth.connect(self._on_mouth)
         window.avatar.looks_changed.connect(self._follow_avatar)
         self.pet = pet
+        window.live2d.host(pet.avatar)  # a persona's Live2D model on the pet too
         return pet
 
     def describe(self) -> str:

@@ -190,6 +190,14 @@ class SettingsDialog(QDialog):
         self.speak_greeting = QCheckBox("Say hello when I pick a persona")
         self.speak_greeting.setChecked(self.settings.speak_greeting)
         form.addRow("Greeting", self.speak_greeting)
+        self.live2d_terms = QComboBox()  # the answer to the Cubism licence (live2d_terms.py)
+        self.live2d_terms.addItem("Ask before the first Live2D model is shown", None)
+        if self.settings.live2d_terms is not None:
+            self.live2d_terms.addItem("Cubism licence accepted" if self.settings.live2d_terms
+                                      else "Cubism licence declined: faces instead",
+                                      self.settings.live2d_terms)
+            self.live2d_terms.setCurrentIndex(1)
+        form.addRow("Live2D models", self.live2d_terms)
         self.memory_extraction = QComboBox()
         for label, value in (("Automatic (not with the small built-in model)", None),
                              ("On", True), ("Off", False)):
@@ -269,6 +277,7 @@ class SettingsDialog(QDialog):
             echo_cancellation=self.echo_cancellation.isChecked(),
             smart_turn=self.smart_turn.isChecked(),
             speak_greeting=self.speak_greeting.isChecked(),
+            live2d_terms=self.live2d_terms.currentData(),
             memory_extraction=self.memory_extraction.currentData(),
             llm_path=self.llm_path.value(),
             **self.llm_choice.values(),

@@ -38,8 +38,8 @@ from PySide6.QtWidgets import (
 
 from app.personas.model import Persona
 from app.ui import theme
-from app.ui.avatar import render_thumbnail
 from app.ui.elided_label import ElidedLabel
+from app.ui.face import render_thumbnail
 from app.ui.plain import plain_tooltip
 
 THUMB = 44

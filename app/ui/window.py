@@ -37,7 +37,7 @@ from app.ui.conversations import Conversations
 from app.ui.fonts import missing_font_notice
 from app.ui.heartbeat import StallMonitor
 from app.ui.hud import LatencyHud
-from app.ui.layered_avatar import dress_avatar
+from app.ui.live2d_host import Live2DStage
 from app.ui.notices import NoticeArea
 from app.ui.persona_actions import PersonaActions
 from app.ui.pet_mode import PetMode, pet_button
@@ -101,6 +101,7 @@ class MainWindow(QMainWindow):
         """Says "Getting <name> ready…" until a switched-to persona can answer."""
         self.readiness.changed.connect(self._refresh_avatar)
         self._build_ui()
+        self.live2d = Live2DStage(self)
         self.closing = CloseToTray(self)
         self.pet = PetMode(self)
         """The desktop pet: only the character, instead of this window."""
@@ -299,9 +300,7 @@ class MainWindow(QMainWindow):
                        greet: bool = True) -> None:
         """Switch conversation, voice and face at once; the prefix is warmed in the background."""
         self.persona = persona
-        problem = dress_avatar(self.avatar, self.library, persona)
-        if problem:  # a layered avatar that could not load: its face instead
-            self.add_notice(problem)
+        self.live2d.dress(persona)  # its face, layers or Live2D model; a notice if not shown
         self.title.setText(persona.name)
         if self.conversations is not None:  # the persona's own conversation, resumed
             self.conversations.show(persona)

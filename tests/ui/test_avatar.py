@@ -14,8 +14,8 @@ from app.core.events import AssistantState
 from app.personas.loader import PersonaLibrary
 from app.personas.model import AvatarStyle
 from app.ui import avatar as avatar_module
-from app.ui.avatar import FRAME_MS, AvatarWidget, render_thumbnail
-from app.ui.face import paint_face
+from app.ui.avatar import FRAME_MS, AvatarWidget
+from app.ui.face import paint_face, render_thumbnail
 from app.ui.face_pose import FaceColours, FacePose
 
 
