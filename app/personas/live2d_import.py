@@ -155,7 +155,8 @@ def stage_live2d(source: Path, staging: Path) -> tuple[Live2DAvatar, Live2DModel
     try:
         live2d = Live2DAvatar(model=PurePosixPath(model).name)
     except ValueError as exc:  # a name no persona file may hold
-        raise AvatarFileError(str(exc).splitlines()[-1]) from exc
+        raise AvatarFileError(f"the model's file name {PurePosixPath(model).name!r} "
+                              "cannot be used in a persona file") from exc
     return live2d, check_live2d(staging, live2d)
 
 
