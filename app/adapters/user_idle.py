@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import logging
 import os
 import sys
@@ -34,7 +35,10 @@ class _XScreenSaverInfo(ctypes.Structure):
                 ("idle", ctypes.c_ulong), ("eventMask", ctypes.c_ulong)]
 
 
+@functools.cache
 def _x11_reader(display_name: str) -> IdleReader | None:
+    """One connection per display for the app's life (a session rebuilt on an engine
+    restart asks again: it gets the same one, not another connection)."""
     x11_path, xss_path = ctypes.util.find_library("X11"), ctypes.util.find_library("Xss")
     if not x11_path or not xss_path:
         return None
