@@ -22,13 +22,18 @@ SETTLED_POLL_MS = 500
 
 
 def describe(pending: PendingCall) -> str:
-    """``calendar__add_event`` with its arguments, as a person reads it."""
+    """``calendar__add_event`` with its arguments, as a person reads it: "add event
+    (calendar): title Dentist, day Tuesday"."""
     server, _, tool = pending.call.name.rpartition("__")
     what = tool.replace("_", " ") + (f" ({server})" if server else "")
-    arguments = json.dumps(pending.call.arguments, ensure_ascii=False, default=str)
+    parts = [f"{key.replace('_', ' ')} "
+             + (value if isinstance(value, str) else json.dumps(value, ensure_ascii=False,
+                                                                default=str))
+             for key, value in pending.call.arguments.items()]
+    arguments = ", ".join(parts)
     if len(arguments) > 200:
         arguments = arguments[:199] + "…"
-    return f"{what} {arguments}" if pending.call.arguments else what
+    return f"{what}: {arguments}" if arguments else what
 
 
 class ToolQuestions:
