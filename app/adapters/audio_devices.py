@@ -124,6 +124,11 @@ class DeviceAudio:
         self._in_calls = 0
         self._out_calls = 0
         self._seen_calls = (0, 0, time.monotonic())
+        self.forward_rounds = 0
+        """Times the forwarding thread looked for captured blocks (tests, diagnostics)."""
+        self._forward_wake = threading.Event()
+        """Set when the capture path may have changed (a stream opened, stop()): wakes a
+        forwarder that sleeps while the input callback pushes by itself."""
         self.capture_rate = PIPELINE_SAMPLE_RATE
         self._block = 1
         self._capture = InputRing(1, 1)
@@ -176,7 +181,8 @@ class DeviceAudio:
 
     def stop(self) -> None:
         """Close both streams and end the helper threads; safe to call twice."""
-        self._stop.set()  # wakes the forwarder
+        self._stop.set()
+        self._forward_wake.set()  # wakes the forwarder
         for thread in self._threads:
             if thread is not threading.current_thread():  # stop() from on_status
                 thread.join(timeout=5.0)
@@ -193,14 +199,20 @@ class DeviceAudio:
         self.capture_rate = rate
         self._block = max(1, int(rate * CAPTURE_BLOCK_SECONDS))
         self._capture = InputRing(self._block * self._ring_blocks * 2, self._ring_blocks)
+        self._forward_wake.set()
+
+    def _callback_pushes(self) -> bool:
+        """The input callback hands its blocks to the pipeline itself (``_input_callback``)."""
+        return self._push_now is not None and self.capture_rate == PIPELINE_SAMPLE_RATE
 
     def _input_callback(self, indata: Any, frames: int, _time: Any, status: Any) -> None:
         self._in_calls += 1
         if status and status.input_overflow:
             self._trouble.input_overflows += 1
-        if self._push_now is not None and self.capture_rate == PIPELINE_SAMPLE_RATE:
+        push_now = self._push_now
+        if push_now is not None and self.capture_rate == PIPELINE_SAMPLE_RATE:
             try:
-                self._push_now(indata[:, 0])
+                push_now(indata[:, 0])
             except Exception:
                 self._trouble.push_errors += 1  # counted (and logged by the watchdog), never raised
             return
@@ -227,12 +239,23 @@ class DeviceAudio:
     # ---- forwarding thread ----------------------------------------------------------
 
     def _forward(self, stop: threading.Event) -> None:
-        """Each run gets its own ``stop`` so a restart cannot revive an old thread."""
+        """Each run gets its own ``stop`` so a restart cannot revive an old thread.
+
+        While the input callback pushes by itself (a microphone at the pipeline's rate)
+        there is nothing to forward, and the thread sleeps until a stream opens at another
+        rate or ``stop()``: polling every 16 ms for nothing was a quarter of the idle CPU."""
         import soxr
 
         resampler: Any = None
         resampler_rate = 0
-        while not stop.wait(CAPTURE_BLOCK_SECONDS / 2):
+        while not stop.is_set():
+            self._forward_wake.clear()  # before the check: a set after it ends the wait
+            if self._callback_pushes():
+                self._forward_wake.wait()
+                continue
+            if stop.wait(CAPTURE_BLOCK_SECONDS / 2):
+                break
+            self.forward_rounds += 1
             capture, rate = self._capture, self.capture_rate
             taken = capture.take()
             if taken is None:
