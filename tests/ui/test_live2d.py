@@ -1,8 +1,9 @@
-"""A persona's Live2D model where live2d-py is not installed (the test environment, and
-most users'): it is found missing at run time, the avatar falls back with one notice, the
-app never imports it (or OpenGL widgets) on its own; the licence prompt asks once and its
-answer is kept; the editor imports a model folder; the mapping from the avatar's pose to
-Cubism parameters and expressions. Nothing here draws a real model (none can be shipped)."""
+"""A persona's Live2D model, with live2d-py found missing (most users' case: it is found
+missing at run time, the avatar falls back with one notice, the app never imports it or
+OpenGL widgets on its own) and with the real live2d-py (the dev extra installs it): the
+loading child survives a damaged model, the licence prompt asks once and its answer is kept,
+the editor imports a model folder, the pose maps to Cubism parameters and expressions. The
+real library draws on Mesa's software OpenGL under a private Xvfb (``display``)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QOpenGLContext
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -33,6 +35,8 @@ from app.ui.live2d_terms import ask_terms, terms_box
 from app.ui.persona_editor import EditorContext, PersonaEditor
 from app.ui.window import MainWindow
 from tests.personas.test_live2d_model import model_json, write_model
+from tests.support.live_app import Xvfb
+from tests.support.system import SETUP_HINT, require_tools
 
 MISSING = 'the optional live2d-py package is not installed (pip install "hanasu[live2d]")'
 
@@ -42,6 +46,46 @@ def absent(monkeypatch: pytest.MonkeyPatch) -> None:
     """live2d-py is not installed here; where it is, hide it the way a missing one fails."""
     if importlib.util.find_spec("live2d") is not None:
         monkeypatch.setitem(sys.modules, "live2d", None)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _opengl(qapp: QApplication) -> str:
+    """An X display for OpenGL (Mesa's llvmpipe): a private Xvfb, or the caller's DISPLAY.
+    The offscreen platform opens it at the first OpenGL context of the process, so it is
+    made here, before any test makes one, with DISPLAY set only while it is made. Qt keeps
+    that connection until the process exits, so the Xvfb ends itself after it."""
+    require_tools("Xvfb")
+    xvfb = Xvfb(outlive_clients=True)
+    name = xvfb.start()
+    saved = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = name
+    try:
+        made = QOpenGLContext().create()
+    finally:
+        if saved is None:
+            del os.environ["DISPLAY"]
+        else:
+            os.environ["DISPLAY"] = saved
+    if not made:
+        xvfb.stop()
+        pytest.fail(f"no OpenGL context on {name} (libgl1 and libegl1: {SETUP_HINT})",
+                    pytrace=False)
+    return name
+
+
+@pytest.fixture
+def display(_opengl: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The same display for the child processes a test starts (the loading child)."""
+    monkeypatch.setenv("DISPLAY", _opengl)
+    return _opengl
+
+
+@pytest.fixture
+def live2d_py() -> None:
+    """The real live2d-py: installed by the dev extra, so missing is a failure, not a skip."""
+    if importlib.util.find_spec("live2d") is None:
+        pytest.fail(f'live2d-py is not installed: pip install -e ".[dev]" ({SETUP_HINT})',
+                    pytrace=False)
 
 
 def live2d_persona(folder: Path, model: str = "avatar/hana/live2d/hana.model3.json",
@@ -292,30 +336,28 @@ def _probe(qtbot: QtBot, model: Path) -> str:
     return str(signal.args[0])
 
 
-def test_the_loading_child_reports_a_missing_live2d(qtbot: QtBot, tmp_path: Path) -> None:
-    """The real child process, where live2d-py is genuinely not installed."""
-    if importlib.util.find_spec("live2d") is not None:
-        pytest.skip("live2d-py is installed here: the next test covers the child")
-    problem = _probe(qtbot, write_model(tmp_path))
+def test_the_loading_child_reports_a_missing_live2d(
+        qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real child process, where live2d-py cannot be imported (a sitecustomize on the
+    child's path hides it the way a missing package fails)."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['live2d'] = None\n")
+    monkeypatch.setenv("PYTHONPATH", str(hide))
+    problem = _probe(qtbot, write_model(tmp_path / "model"))
     assert problem == f"live2d-py could not load it ({MISSING})"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("live2d") is None or not os.environ.get("DISPLAY"),
-                    reason="needs live2d-py installed and an X display with OpenGL (Xvfb)")
 def test_a_damaged_moc3_ends_the_child_not_the_app(qtbot: QtBot, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                                   display: str, live2d_py: None) -> None:
     """live2d-py 1.0.0 aborts the process that loads a .moc3 with a valid signature and
     garbage after it; the app only ever sees the child die."""
-    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")  # the child needs OpenGL
     problem = _probe(qtbot, write_model(tmp_path))
     assert problem == "live2d-py crashed while loading it (a damaged or unsupported model)"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("live2d") is None or not os.environ.get("DISPLAY"),
-                    reason="needs live2d-py installed and an X display with OpenGL (Xvfb)")
 def test_the_window_survives_a_damaged_model_with_the_real_live2d(
-        qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")  # the loading child needs OpenGL
+        qtbot: QtBot, tmp_path: Path, display: str, live2d_py: None) -> None:
     write_model(tmp_path / "avatar" / "hana" / "live2d")
     live2d_persona(tmp_path)
     window = open_window(qtbot, tmp_path, Settings(persona_id="hana", live2d_terms=True))
@@ -340,8 +382,8 @@ def test_the_desktop_pet_hosts_the_model_too(window: MainWindow) -> None:
 
 
 def test_a_view_that_cannot_draw_says_so_once_and_stops(qtbot: QtBot, tmp_path: Path) -> None:
-    """Offscreen there is no OpenGL for a QOpenGLWidget; with a display, the stand-in's
-    loader refuses the model: either way one ``failed`` and no frames."""
+    """The stand-in's loader refuses the model (where there is no OpenGL for a
+    QOpenGLWidget, the view says so): either way one ``failed`` and no frames."""
     from app.personas.live2d_model import Live2DAvatar, check_live2d
     from app.ui.avatar import AvatarWidget
     from app.ui.live2d_view import START_LIMIT_MS, Live2DView
@@ -376,9 +418,7 @@ def test_settings_can_ask_for_the_licence_again(qtbot: QtBot, answer: bool) -> N
     assert fresh.live2d_terms.count() == 1  # nothing to accept from here: the prompt does
 
 
-@pytest.mark.skipif(importlib.util.find_spec("live2d") is None,
-                    reason="needs live2d-py installed")
-def test_the_installed_live2d_has_the_api_the_stand_ins_mimic() -> None:
+def test_the_installed_live2d_has_the_api_the_stand_ins_mimic(live2d_py: None) -> None:
     """The contract the stand-ins above follow, checked against the real package."""
     from app.ui import live2d_runtime
 
