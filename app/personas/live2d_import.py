@@ -27,6 +27,7 @@ from app.personas.live2d_model import (
     Live2DAvatar,
     Live2DModelInfo,
     check_live2d,
+    is_model_file,
 )
 from app.storage.safe_read import MIB
 
@@ -60,7 +61,7 @@ def _zip_entries(source: Path, archive: zipfile.ZipFile) -> dict[str, zipfile.Zi
 
 
 def _model_in(source: Path, names: list[str]) -> str:
-    models = sorted(n for n in names if n.lower().endswith(MODEL_SUFFIX))
+    models = sorted(n for n in names if is_model_file(n))
     if not models:
         raise AvatarFileError(f"{source.name} holds no {MODEL_SUFFIX} file")
     if len(models) > 1:
@@ -71,7 +72,8 @@ def _model_in(source: Path, names: list[str]) -> str:
 
 
 def holds_live2d(source: Path) -> bool:
-    """Whether ``source`` (a folder or .zip) holds a ``.model3.json``: then it is imported
+    """Whether ``source`` (a folder or .zip) holds a ``.model3.json`` (or Cubism 2's
+    ``.model.json``): then it is imported
     as a Live2D model. A source that cannot be listed is not one (the picture import
     then says what is wrong with it)."""
     try:
@@ -84,7 +86,7 @@ def holds_live2d(source: Path) -> bool:
             return False
     except (AvatarFileError, zipfile.BadZipFile, OSError):
         return False
-    return any(name.lower().endswith(MODEL_SUFFIX) for name in names)
+    return any(is_model_file(name) for name in names)
 
 
 def _kept(model: str, names: list[str]) -> list[str]:

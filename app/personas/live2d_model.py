@@ -1,4 +1,5 @@
-"""A Live2D model as a persona's avatar: ``[avatar.live2d] model = "avatar/x/x.model3.json"``.
+"""A Live2D model as a persona's avatar: ``[avatar.live2d] model = "avatar/x/x.model3.json"``
+(Cubism 3 and later; a Cubism 2 ``.model.json`` with its ``.moc`` is drawn too).
 
 The model is drawn by the optional ``live2d-py`` package (``app.ui.live2d_view``), whose
 native code parses the model's JSON and ``.moc3`` files; a hostile file must never reach it.
@@ -21,6 +22,8 @@ from app.personas.avatar_layers import MAX_PATH_CHARS, AvatarFileError
 from app.storage.safe_read import MIB, UserFileError, load_json
 
 MODEL_SUFFIX = ".model3.json"
+MODEL_SUFFIXES = (MODEL_SUFFIX, ".model.json")
+"""Cubism 3+ and Cubism 2 model files (live2d-py 1.0.0 loads both)."""
 MAX_MODEL_FILES = 256
 """Files a model's folder may hold (the models we know have under 100)."""
 MAX_MODEL_FILE_BYTES = 32 * MIB
@@ -33,14 +36,16 @@ MAX_JSON_DEPTH = 12
 MAX_TEXTURES = 16
 MAX_EXPRESSIONS = 64
 MAX_MOTIONS = 128
-MODEL_FILE_SUFFIXES = (".json", ".moc3", ".png")
+MODEL_FILE_SUFFIXES = (".json", ".moc3", ".moc", ".mtn", ".png")
 """What an import copies (motion sounds are never played, so they are left out)."""
 MOC_MAGIC = b"MOC3"
+MOC2_MAGIC = b"moc"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def check_model_name(name: str) -> str:
-    """``name`` when it is a relative ``.model3.json`` path that stays inside the folder."""
+    """``name`` when it is a relative model path (``.model3.json``, Cubism 2's
+    ``.model.json``) that stays inside the folder."""
     path = PurePosixPath(name.replace("\\", "/"))
     if not name.strip() or len(name) > MAX_PATH_CHARS or "\0" in name:
         raise ValueError(f"avatar.live2d.model {name[:40]!r}: expected a file name under "
@@ -48,7 +53,7 @@ def check_model_name(name: str) -> str:
     if path.is_absolute() or ".." in path.parts or ":" in name:
         raise ValueError(f"avatar.live2d.model {name!r} must be inside the persona's folder "
                          f"(a relative path without '..')")
-    if not path.name.lower().endswith(MODEL_SUFFIX):
+    if not is_model_file(path.name):
         raise ValueError(f"avatar.live2d.model {name!r} is not a {MODEL_SUFFIX} file")
     return path.as_posix()
 
@@ -90,29 +95,56 @@ def _relative(value: object, label: str, where: str) -> str:
     return path.as_posix()
 
 
+def is_model_file(name: str) -> bool:
+    return name.lower().endswith(MODEL_SUFFIXES)
+
+
+@dataclass(frozen=True)
+class _Keys:
+    """Where a model file names its files: Cubism 3+ under ``FileReferences`` in
+    CamelCase, Cubism 2 at the top level in lower case."""
+
+    moc: str
+    textures: str
+    others: tuple[str, ...]
+    expressions: str
+    name: str
+    file: str
+    motions: str
+
+
+V3_KEYS = _Keys("Moc", "Textures", ("Physics", "Pose", "DisplayInfo", "UserData"),
+                "Expressions", "Name", "File", "Motions")
+V2_KEYS = _Keys("model", "textures", ("physics", "pose"), "expressions", "name", "file",
+                "motions")
+
+
 def _references(data: dict[str, Any], label: str) -> tuple[list[str], list[str]]:
-    """The files ``FileReferences`` names (Moc first) and the expressions' names."""
-    refs = data.get("FileReferences")
-    if not isinstance(refs, dict):
-        raise AvatarFileError(f"{label} has no FileReferences: not a Live2D model")
-    files = [_relative(refs.get("Moc"), label, "Moc")]
-    textures = refs.get("Textures")
+    """The files the model names (its moc first) and the expressions' names."""
+    if label.lower().endswith(MODEL_SUFFIX):
+        refs, k = data.get("FileReferences"), V3_KEYS
+        if not isinstance(refs, dict):
+            raise AvatarFileError(f"{label} has no FileReferences: not a Live2D model")
+    else:
+        refs, k = data, V2_KEYS
+    files = [_relative(refs.get(k.moc), label, k.moc)]
+    textures = refs.get(k.textures)
     if not isinstance(textures, list) or not textures or len(textures) > MAX_TEXTURES:
         raise AvatarFileError(f"{label}: Textures must list 1 to {MAX_TEXTURES} pictures")
     files += [_relative(t, label, "a texture") for t in textures]
-    for key in ("Physics", "Pose", "DisplayInfo", "UserData"):
+    for key in k.others:
         if refs.get(key) is not None:
             files.append(_relative(refs[key], label, key))
     names: list[str] = []
-    expressions = refs.get("Expressions") or []
+    expressions = refs.get(k.expressions) or []
     if not isinstance(expressions, list) or len(expressions) > MAX_EXPRESSIONS:
         raise AvatarFileError(f"{label}: Expressions must list at most {MAX_EXPRESSIONS}")
     for entry in expressions:
-        if not isinstance(entry, dict) or not isinstance(entry.get("Name"), str):
+        if not isinstance(entry, dict) or not isinstance(entry.get(k.name), str):
             raise AvatarFileError(f"{label}: an expression has no Name")
-        names.append(entry["Name"][:MAX_PATH_CHARS])
-        files.append(_relative(entry.get("File"), label, f"expression {entry['Name']!r}"))
-    motions = refs.get("Motions") or {}
+        names.append(entry[k.name][:MAX_PATH_CHARS])
+        files.append(_relative(entry.get(k.file), label, f"expression {entry[k.name]!r}"))
+    motions = refs.get(k.motions) or {}
     if not isinstance(motions, dict):
         raise AvatarFileError(f"{label}: Motions is not a table of groups")
     listed = [m for group in motions.values() for m in (group if isinstance(group, list)
@@ -122,7 +154,7 @@ def _references(data: dict[str, Any], label: str) -> tuple[list[str], list[str]]
     for motion in listed:
         if not isinstance(motion, dict):
             raise AvatarFileError(f"{label}: a motion is not described by a File")
-        files.append(_relative(motion.get("File"), label, "a motion"))
+        files.append(_relative(motion.get(k.file), label, "a motion"))
     return list(dict.fromkeys(files)), names
 
 
@@ -147,6 +179,8 @@ def _check_file(root: Path, name: str, label: str) -> int:
     lower = name.lower()
     if lower.endswith(".moc3") and not head.startswith(MOC_MAGIC):
         raise AvatarFileError(f"Live2D file {name} is not a .moc3 model")
+    if lower.endswith(".moc") and not head.startswith(MOC2_MAGIC):
+        raise AvatarFileError(f"Live2D file {name} is not a Cubism 2 .moc model")
     if lower.endswith(".png") and not head.startswith(PNG_MAGIC):
         raise AvatarFileError(f"Live2D texture {name} is not a PNG picture")
     if lower.endswith(".json"):
@@ -178,8 +212,9 @@ def check_live2d(folder: Path, live2d: Live2DAvatar) -> Live2DModelInfo:
     if not isinstance(data, dict):
         raise AvatarFileError(f"{label} does not hold a JSON object: not a Live2D model")
     names, expressions = _references(data, label)
-    if not names[0].lower().endswith(".moc3"):
-        raise AvatarFileError(f"{label}: Moc must name a .moc3 file")
+    moc = ".moc3" if label.lower().endswith(MODEL_SUFFIX) else ".moc"
+    if not names[0].lower().endswith(moc):
+        raise AvatarFileError(f"{label}: Moc must name a {moc} file")
     root = path.parent
     total = path.stat().st_size
     for name in names:

@@ -2,9 +2,10 @@
 
 The avatar widget stays the one place that turns the playback level into a smoothed mouth,
 times the blinks, and knows the state, the nod and the feeling shown (``AvatarFeed``);
-the model only mirrors them through Cubism's standard parameters (those it has) and its
-expressions (one named like the feeling, any case; ``teasing`` also for smug). Kept free
-of OpenGL, so the mapping is tested with a stand-in model.
+the model only mirrors them through Cubism's standard parameters (those it has, under
+their Cubism 3 names or Cubism 2's) and its expressions (one named like the feeling, any
+case; ``teasing`` also for smug). Kept free of OpenGL, so the mapping is tested with a
+stand-in model.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ HEAD_TILT = "ParamAngleZ"
 LOOK_UP = "ParamEyeBallY"
 NOD_DEGREES = 12.0
 THINKING_TILT = 8.0
+CUBISM2_NAMES = {MOUTH: "PARAM_MOUTH_OPEN_Y", EYES[0]: "PARAM_EYE_L_OPEN",
+                 EYES[1]: "PARAM_EYE_R_OPEN", HEAD_DOWN: "PARAM_ANGLE_Y",
+                 HEAD_TILT: "PARAM_ANGLE_Z", LOOK_UP: "PARAM_EYE_BALL_Y"}
 ALIASES = {Emotion.SMUG: ("smug", "teasing"), Emotion.HAPPY: ("happy", "joy", "smile"),
            Emotion.SURPRISED: ("surprised", "surprise"), Emotion.EMBARRASSED:
            ("embarrassed", "blush", "shy"), Emotion.ANGRY: ("angry", "mad")}
@@ -65,6 +69,8 @@ class ModelDriver:
     def _set(self, param: str, value: float) -> None:
         if param in self.params:
             self.model.SetParamById(param, value)
+        elif CUBISM2_NAMES.get(param) in self.params:
+            self.model.SetParamById(CUBISM2_NAMES[param], value)
 
     def apply(self, pose: FacePose, feeling: Emotion) -> None:
         """This frame's pose onto the model (after its own Update, before Draw)."""

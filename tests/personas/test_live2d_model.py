@@ -75,7 +75,7 @@ def test_live2d_round_trips_through_the_persona_file(tmp_path: Path) -> None:
     ("../other/hana.model3.json", "inside the persona's folder"),
     ("/home/x/hana.model3.json", "inside the persona's folder"),
     ("C:hana.model3.json", "inside the persona's folder"),
-    ("hana.model.json", "is not a .model3.json file"),
+    ("hana.json", "is not a .model3.json file"),
     ("", "expected a file name"),
 ])
 def test_bad_model_paths_are_one_clear_line(model: str, words: str) -> None:
@@ -267,3 +267,23 @@ def test_any_bytes_as_a_model_json_are_one_clear_line(tmp_path: Path, raw: bytes
     (tmp_path / "hana.model3.json").write_bytes(raw)
     with pytest.raises(AvatarFileError):
         check_live2d(tmp_path, Live2DAvatar(model="hana.model3.json"))
+
+
+def test_a_cubism2_model_is_checked_the_same_way(tmp_path: Path) -> None:
+    """Cubism 2's ``.model.json`` (lower-case keys, a ``.moc``) passes the same checks."""
+    (tmp_path / "moc").mkdir()
+    (tmp_path / "moc" / "hana.moc").write_bytes(b"moc\x09" + b"\0" * 60)
+    (tmp_path / "t.png").write_bytes(PNG)
+    (tmp_path / "exp.json").write_text("{}")
+    data = {"model": "moc/hana.moc", "textures": ["t.png"],
+            "expressions": [{"name": "happy", "file": "exp.json"}]}
+    (tmp_path / "hana.model.json").write_text(json.dumps(data))
+    info = check_live2d(tmp_path, Live2DAvatar(model="hana.model.json"))
+    assert info.expressions == ("happy",) and info.files[0].name == "hana.moc"
+    (tmp_path / "moc" / "hana.moc").write_bytes(b"MOC3" + b"\0" * 60)
+    with pytest.raises(AvatarFileError, match=re.escape("hana.moc is not a Cubism 2 .moc model")):
+        check_live2d(tmp_path, Live2DAvatar(model="hana.model.json"))
+    data["model"] = "../x.moc"
+    (tmp_path / "hana.model.json").write_text(json.dumps(data))
+    with pytest.raises(AvatarFileError, match="points outside the model's folder"):
+        check_live2d(tmp_path, Live2DAvatar(model="hana.model.json"))

@@ -1,20 +1,26 @@
-"""A persona's Live2D model where live2d-py is not installed (the test environment, and
-most users'): it is found missing at run time, the avatar falls back with one notice, the
-app never imports it (or OpenGL widgets) on its own; the licence prompt asks once and its
-answer is kept; the editor imports a model folder; the mapping from the avatar's pose to
-Cubism parameters and expressions. Nothing here draws a real model (none can be shipped)."""
+"""A persona's Live2D model, with live2d-py found missing (most users' case: it is found
+missing at run time, the avatar falls back with one notice, the app never imports it or
+OpenGL widgets on its own) and with the real live2d-py (the dev extra installs it): the
+loading child survives a damaged model, the licence prompt asks once and its answer is kept,
+the editor imports a model folder, the pose maps to Cubism parameters and expressions. The
+real library draws on Mesa's software OpenGL under a private Xvfb (``display``)."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6.QtCore import QTimer
+from PySide6.QtGui import QGuiApplication, QImage, QOpenGLContext
+from PySide6.QtOpenGLWidgets import QOpenGLWidget
 from PySide6.QtWidgets import QApplication, QMessageBox, QWidget
 from pytestqt.qtbot import QtBot
 
@@ -25,6 +31,7 @@ from app.personas.model import Persona
 from app.personas.writer import save_persona
 from app.storage.settings import Settings
 from app.ui import live2d_host
+from app.ui.avatar import AvatarWidget
 from app.ui.face_pose import FacePose
 from app.ui.live2d_drive import ModelDriver, expression_for
 from app.ui.live2d_probe import Live2DProbe
@@ -33,6 +40,9 @@ from app.ui.live2d_terms import ask_terms, terms_box
 from app.ui.persona_editor import EditorContext, PersonaEditor
 from app.ui.window import MainWindow
 from tests.personas.test_live2d_model import model_json, write_model
+from tests.support import live2d_sample
+from tests.support.live_app import Xvfb
+from tests.support.system import SETUP_HINT, require_tools
 
 MISSING = 'the optional live2d-py package is not installed (pip install "hanasu[live2d]")'
 
@@ -42,6 +52,64 @@ def absent(monkeypatch: pytest.MonkeyPatch) -> None:
     """live2d-py is not installed here; where it is, hide it the way a missing one fails."""
     if importlib.util.find_spec("live2d") is not None:
         monkeypatch.setitem(sys.modules, "live2d", None)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _opengl(qapp: QApplication) -> str:
+    """An X display for OpenGL (Mesa's llvmpipe): a private Xvfb, or the caller's DISPLAY.
+    The offscreen platform opens it at the first OpenGL context of the process, so it is
+    made here, before any test makes one, with DISPLAY set only while it is made. Qt keeps
+    that connection until the process exits, so the Xvfb ends itself after it."""
+    require_tools("Xvfb")
+    xvfb = Xvfb(outlive_clients=True)
+    name = xvfb.start()
+    if QGuiApplication.platformName() == "xcb":  # on_xcb's child: the display is its own
+        return name
+    saved = os.environ.get("DISPLAY")
+    os.environ["DISPLAY"] = name
+    try:
+        made = QOpenGLContext().create()
+    finally:
+        if saved is None:
+            del os.environ["DISPLAY"]
+        else:
+            os.environ["DISPLAY"] = saved
+    if not made:
+        xvfb.stop()
+        pytest.fail(f"no OpenGL context on {name} (libgl1 and libegl1: {SETUP_HINT})",
+                    pytrace=False)
+    return name
+
+
+@pytest.fixture
+def display(_opengl: str, monkeypatch: pytest.MonkeyPatch) -> str:
+    """The same display for the child processes a test starts (the loading child)."""
+    monkeypatch.setenv("DISPLAY", _opengl)
+    return _opengl
+
+
+def on_xcb(request: pytest.FixtureRequest, display: str) -> bool:
+    """Whether this process draws on the X display (Qt's xcb platform). The suite's Qt is
+    offscreen, where a QOpenGLWidget has no framebuffer of its own, so there the calling
+    test runs again in a child pytest on the Xvfb (the xcb mode of tests/ui/conftest.py),
+    which must pass; the caller then returns."""
+    if QGuiApplication.platformName() == "xcb":
+        return True
+    env = {**os.environ, "DISPLAY": display, "HANASU_SCREENSHOT_XCB": "1"}
+    child = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", request.node.nodeid],
+        cwd=request.config.rootpath, env=env, capture_output=True, text=True, timeout=300,
+        check=False)
+    assert child.returncode == 0 and "1 passed" in child.stdout, child.stdout[-4000:]
+    return False
+
+
+@pytest.fixture
+def live2d_py() -> None:
+    """The real live2d-py: installed by the dev extra, so missing is a failure, not a skip."""
+    if importlib.util.find_spec("live2d") is None:
+        pytest.fail(f'live2d-py is not installed: pip install -e ".[dev]" ({SETUP_HINT})',
+                    pytrace=False)
 
 
 def live2d_persona(folder: Path, model: str = "avatar/hana/live2d/hana.model3.json",
@@ -292,30 +360,28 @@ def _probe(qtbot: QtBot, model: Path) -> str:
     return str(signal.args[0])
 
 
-def test_the_loading_child_reports_a_missing_live2d(qtbot: QtBot, tmp_path: Path) -> None:
-    """The real child process, where live2d-py is genuinely not installed."""
-    if importlib.util.find_spec("live2d") is not None:
-        pytest.skip("live2d-py is installed here: the next test covers the child")
-    problem = _probe(qtbot, write_model(tmp_path))
+def test_the_loading_child_reports_a_missing_live2d(
+        qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real child process, where live2d-py cannot be imported (a sitecustomize on the
+    child's path hides it the way a missing package fails)."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text("import sys\nsys.modules['live2d'] = None\n")
+    monkeypatch.setenv("PYTHONPATH", str(hide))
+    problem = _probe(qtbot, write_model(tmp_path / "model"))
     assert problem == f"live2d-py could not load it ({MISSING})"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("live2d") is None or not os.environ.get("DISPLAY"),
-                    reason="needs live2d-py installed and an X display with OpenGL (Xvfb)")
 def test_a_damaged_moc3_ends_the_child_not_the_app(qtbot: QtBot, tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+                                                   display: str, live2d_py: None) -> None:
     """live2d-py 1.0.0 aborts the process that loads a .moc3 with a valid signature and
     garbage after it; the app only ever sees the child die."""
-    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")  # the child needs OpenGL
     problem = _probe(qtbot, write_model(tmp_path))
     assert problem == "live2d-py crashed while loading it (a damaged or unsupported model)"
 
 
-@pytest.mark.skipif(importlib.util.find_spec("live2d") is None or not os.environ.get("DISPLAY"),
-                    reason="needs live2d-py installed and an X display with OpenGL (Xvfb)")
 def test_the_window_survives_a_damaged_model_with_the_real_live2d(
-        qtbot: QtBot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("QT_QPA_PLATFORM", "xcb")  # the loading child needs OpenGL
+        qtbot: QtBot, tmp_path: Path, display: str, live2d_py: None) -> None:
     write_model(tmp_path / "avatar" / "hana" / "live2d")
     live2d_persona(tmp_path)
     window = open_window(qtbot, tmp_path, Settings(persona_id="hana", live2d_terms=True))
@@ -340,8 +406,8 @@ def test_the_desktop_pet_hosts_the_model_too(window: MainWindow) -> None:
 
 
 def test_a_view_that_cannot_draw_says_so_once_and_stops(qtbot: QtBot, tmp_path: Path) -> None:
-    """Offscreen there is no OpenGL for a QOpenGLWidget; with a display, the stand-in's
-    loader refuses the model: either way one ``failed`` and no frames."""
+    """The stand-in's loader refuses the model (where there is no OpenGL for a
+    QOpenGLWidget, the view says so): either way one ``failed`` and no frames."""
     from app.personas.live2d_model import Live2DAvatar, check_live2d
     from app.ui.avatar import AvatarWidget
     from app.ui.live2d_view import START_LIMIT_MS, Live2DView
@@ -376,9 +442,7 @@ def test_settings_can_ask_for_the_licence_again(qtbot: QtBot, answer: bool) -> N
     assert fresh.live2d_terms.count() == 1  # nothing to accept from here: the prompt does
 
 
-@pytest.mark.skipif(importlib.util.find_spec("live2d") is None,
-                    reason="needs live2d-py installed")
-def test_the_installed_live2d_has_the_api_the_stand_ins_mimic() -> None:
+def test_the_installed_live2d_has_the_api_the_stand_ins_mimic(live2d_py: None) -> None:
     """The contract the stand-ins above follow, checked against the real package."""
     from app.ui import live2d_runtime
 
@@ -388,3 +452,117 @@ def test_the_installed_live2d_has_the_api_the_stand_ins_mimic() -> None:
                               (live2d_runtime.Live2DModel, found.Model())):
         names = [n for n in vars(protocol) if not n.startswith("_")]
         assert names and all(callable(getattr(subject, n, None)) for n in names), names
+
+
+# ---- a real model, drawn ------------------------------------------------------------------
+
+
+@pytest.fixture
+def shizuku(tmp_path: Path) -> Path:
+    """A persona folder whose persona shows Live2D Inc.'s sample model Shizuku (Cubism 2;
+    ``tests/setup.sh`` fetches it, see tests/support/live2d_sample.py). Two expressions are
+    named after feelings, as a user would name them, and its idle motions are left out so a
+    frame depends only on the pose."""
+    if not live2d_sample.MODEL.is_file():
+        pytest.fail(f"the Live2D sample model is missing: python -m tests.support.live2d_sample "
+                    f"({SETUP_HINT})", pytrace=False)
+    target = tmp_path / "avatar" / "hana" / "live2d"
+    shutil.copytree(live2d_sample.FOLDER, target, ignore=shutil.ignore_patterns("snd", ".*"))
+    settings = target / live2d_sample.MODEL.name
+    data = json.loads(settings.read_text(encoding="utf-8"))
+    data["expressions"][1]["name"] = "happy"
+    data["expressions"][3]["name"] = "sad"
+    data["motions"] = {}
+    settings.write_text(json.dumps(data, indent=1), encoding="utf-8")
+    live2d_persona(tmp_path, model=f"avatar/hana/live2d/{settings.name}")
+    return tmp_path
+
+
+def pixels(view: QOpenGLWidget) -> np.ndarray:
+    """The view's framebuffer as it draws now (one frame drawn for it), RGBA."""
+    image = view.grabFramebuffer().convertToFormat(QImage.Format.Format_RGBA8888)
+    return np.frombuffer(image.constBits(), np.uint8).reshape(
+        image.height(), image.width(), 4).copy()
+
+
+def settled(view: QOpenGLWidget, qtbot: QtBot) -> np.ndarray:
+    """The frame once the model's physics has followed a change (hair swings a while)."""
+    for _ in range(12):
+        pixels(view)
+        qtbot.wait(30)
+    return pixels(view)
+
+
+def changed(a: np.ndarray, b: np.ndarray) -> int:
+    """Pixels that differ by more than rounding."""
+    return int((np.abs(a.astype(int) - b.astype(int)).max(axis=-1) > 24).sum())
+
+
+def drawn_view(window: MainWindow, avatar: AvatarWidget, qtbot: QtBot) -> QOpenGLWidget:
+    qtbot.waitUntil(lambda: avatar in window.live2d.views, timeout=60_000)
+    view = window.live2d.views[avatar]
+    qtbot.waitUntil(lambda: view.frames > 2 or view.problem is not None, timeout=30_000)
+    assert view.problem is None and view.driver is not None, view.problem
+    view.driver.model.SetAutoBreath(False)  # type: ignore[attr-defined]  # live2d-py's own
+    return view
+
+
+def test_the_loading_child_loads_the_real_model(qtbot: QtBot, display: str, live2d_py: None,
+                                                shizuku: Path) -> None:
+    assert _probe(qtbot, shizuku / "avatar" / "hana" / "live2d" / "shizuku.model.json") == ""
+
+
+def test_the_real_model_is_drawn_in_the_window_and_the_pet(
+        qtbot: QtBot, request: pytest.FixtureRequest, display: str, live2d_py: None,
+        shizuku: Path) -> None:
+    if not on_xcb(request, display):
+        return
+    window = open_window(qtbot, shizuku, Settings(persona_id="hana", live2d_terms=True))
+    window.resize(420, 720)
+    window.show()
+    qtbot.waitExposed(window)
+    view = drawn_view(window, window.avatar, qtbot)
+    assert window.avatar.covered and notices_about_live2d(window) == []
+    assert window.live2d.model is not None and window.live2d.model.expressions[1] == "happy"
+    frame = pixels(view)
+    opaque = frame[..., 3] > 0
+    assert 0.1 < opaque.mean() < 0.95, opaque.mean()  # a figure, not blank, not a fill
+    colours = {tuple(c) for c in frame[opaque][::7, :3] // 16}
+    assert len(colours) > 150, len(colours)  # a textured figure: skin, hair, eyes, clothes
+    if os.environ.get("HANASU_SCREENS"):
+        window.grab().save(str(Path(os.environ["HANASU_SCREENS"]) / "live2d-shizuku.png"))
+
+    window.pet.enter()
+    assert window.pet.pet is not None
+    pet_view = drawn_view(window, window.pet.pet.avatar, qtbot)
+    assert window.pet.pet.avatar.covered
+    assert (pixels(pet_view)[..., 3] > 0).mean() > 0.05
+    window.pet.leave()
+    window.shutdown()
+
+
+def test_the_mouth_and_a_feeling_change_the_drawn_model(
+        qtbot: QtBot, request: pytest.FixtureRequest, display: str, live2d_py: None,
+        shizuku: Path) -> None:
+    if not on_xcb(request, display):
+        return
+    window = open_window(qtbot, shizuku, Settings(persona_id="hana", live2d_terms=True))
+    window.resize(420, 720)
+    window.show()
+    qtbot.waitExposed(window)
+    avatar = window.avatar
+    view = drawn_view(window, avatar, qtbot)
+    avatar.set_state(AssistantState.SPEAKING)
+    avatar.freeze(1.0, mouth=0.0)
+    closed = settled(view, qtbot)
+    again = settled(view, qtbot)
+    avatar.freeze(1.0, mouth=1.0)
+    opened = settled(view, qtbot)
+    noise, mouth = changed(closed, again), changed(closed, opened)
+    print(f"mouth: {mouth} pixels changed, same pose: {noise}")
+    assert mouth > 40 and mouth > 4 * noise, (mouth, noise)
+    avatar.show_expression(Emotion.HAPPY)
+    happy = settled(view, qtbot)
+    assert view.driver is not None and view.driver.expression == "happy"
+    assert changed(opened, happy) > 4 * max(noise, 10), (changed(opened, happy), noise)
+    window.shutdown()
