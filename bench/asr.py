@@ -59,6 +59,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "with --language ja/zh only the first is used)",
     )
     parser.add_argument("--ngrams", default="0", help="comma-separated no_repeat_ngram_size")
+    parser.add_argument(
+        "--redo",
+        default="short",
+        help="comma-separated ways to redo a doubtful short-window result: short (once "
+        "more with another padding, the app's) and/or full (the 30 s way, the old one)",
+    )
     parser.add_argument("--limit", type=int, default=0, help="use only the first N clips")
     parser.add_argument("--cache", type=Path, help="where the spoken set is kept")
     parser.add_argument("--json", type=Path, help="write the full report here")
@@ -123,10 +129,13 @@ def measure(asr: Any, clips: list[tuple[Utterance, Any]]) -> dict[str, Any]:
         "asr_under_5s_s": {
             "p50": statistics.median(short) if short else None,
             "p90": percentile(short, 0.9) if short else None,
+            "p99": percentile(short, 0.99) if short else None,
+            "max": max(short) if short else None,
             "n": len(short),
         },
         "asr_all_s": {"p50": statistics.median(every), "p90": percentile(every, 0.9)},
         "redone_full": sum(1 for r in rows if r["path"] == "full"),
+        "redone_short": sum(1 for r in rows if r["path"] == "short-redo"),
         "load_avg_1m": {"min": min(loads), "max": max(loads)},
         "rows": rows,
     }
@@ -178,15 +187,18 @@ def _modes(args: argparse.Namespace) -> list[tuple[str, dict[str, Any]]]:
         for beam in (int(b) for b in args.beams.split(",")):
             for pad in (float(p) for p in args.pads.split(",")):
                 for ngram in (int(n) for n in args.ngrams.split(",")):
-                    settings = {
-                        "short_window": True,
-                        "pad_s": pad,
-                        "beam_size": beam,
-                        "pad_kind": kind,
-                        "no_repeat_ngram_size": ngram,
-                    }
-                    label = f"short_{kind}{pad:g}_beam{beam}" + (f"_ngram{ngram}" if ngram else "")
-                    modes.append((label, settings))
+                    for redo in args.redo.split(","):
+                        settings = {
+                            "short_window": True,
+                            "pad_s": pad,
+                            "beam_size": beam,
+                            "pad_kind": kind,
+                            "no_repeat_ngram_size": ngram,
+                            "doubtful_redo": redo,
+                        }
+                        label = (f"short_{kind}{pad:g}_beam{beam}"
+                                 + (f"_ngram{ngram}" if ngram else "") + f"_redo-{redo}")
+                        modes.append((label, settings))
     return modes
 
 
@@ -195,8 +207,9 @@ def _print_mode(name: str, result: dict[str, Any]) -> None:
     print(
         f"{name:24s} WER {result['wer']:.3f} (clean {result['wer_clean']:.3f}, "
         f"noisy {result['wer_noisy']:.3f})  ASR <5 s p50 {under['p50']:.3f} s "
-        f"p90 {under['p90']:.3f} s (n={under['n']})  all p50 "
-        f"{result['asr_all_s']['p50']:.3f} s  redone 30 s: {result['redone_full']}  "
+        f"p90 {under['p90']:.3f} s p99 {under['p99']:.3f} s max {under['max']:.3f} s "
+        f"(n={under['n']})  all p50 {result['asr_all_s']['p50']:.3f} s  redone: "
+        f"30 s {result['redone_full']}, short {result['redone_short']}  "
         f"load {result['load_avg_1m']['min']:.2f}-{result['load_avg_1m']['max']:.2f}",
         flush=True,
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -173,35 +174,85 @@ class _FakeTokenizer:
         return " Guten Tag."
 
 
-def test_multilingual_model_detects_language_on_the_short_encoding() -> None:
+def _fake_recognizer(ct2: _FakeCT2, language: str | None, asked: list[str]) -> Any:
+    """The real adapter's logic around a fake CTranslate2 model."""
     from types import SimpleNamespace
 
     from app.adapters.whisper_asr import WhisperRecognizer
 
-    ct2 = _FakeCT2()
-    asked: list[str] = []
-    asr = object.__new__(WhisperRecognizer)  # the real adapter's logic, a fake model
+    asr = object.__new__(WhisperRecognizer)
     asr._model = SimpleNamespace(
         model=ct2,
         feature_extractor=lambda samples: np.ones((80, samples.size // 160 + 1), np.float32),
         max_length=448,
         get_prompt=lambda tokenizer, previous, without_timestamps: [1, 2, 3],
     )
-    asr.language, asr.multilingual, asr.short_window = None, True, True
+    asr.language, asr.multilingual, asr.short_window = language, language is None, True
     asr.beam_size, asr.full_beam_size, asr.pad_s, asr.pad_kind = 5, 5, 2.0, "silence"
-    asr.no_repeat_ngram_size, asr._tokenizers = 0, {}
+    asr.no_repeat_ngram_size, asr._tokenizers, asr.doubtful_redo = 0, {}, "short"
 
     def tokenizer_for(language: str) -> _FakeTokenizer:
         asked.append(language)
         return _FakeTokenizer()
 
-    asr._tokenizer = tokenizer_for  # type: ignore[method-assign]
-    asr._suppressed = lambda tokenizer: []  # type: ignore[method-assign]
+    asr._tokenizer = tokenizer_for
+    asr._suppressed = lambda tokenizer: []
+    return asr
+
+
+def test_multilingual_model_detects_language_on_the_short_encoding() -> None:
+    ct2 = _FakeCT2()
+    asked: list[str] = []
+    asr = _fake_recognizer(ct2, None, asked)
     speech = np.full(16_000, 0.1, np.float32)
     assert asr.transcribe(speech) == "Guten Tag."
     assert ct2.encoded_frames == [300]  # 1 s + 2 s of padding, not 3,000 frames
     assert ct2.detected == 1 and asked == ["de"] and asr.last_language == "de"
     assert asr.last_path == "short"
+
+
+class _UnsureCT2(_FakeCT2):
+    """Decodes with a low likelihood (a doubtful result) at the app's padding, and with a
+    better one at the redo's."""
+
+    def generate(self, encoded: str, prompts: list[list[int]], **options: object) -> list[object]:
+        from types import SimpleNamespace
+
+        score = -1.6 if self.encoded_frames[-1] == 300 else -1.2
+        return [SimpleNamespace(sequences_ids=[[7, 8]], scores=[score], no_speech_prob=0.2)]
+
+
+def test_a_doubtful_decode_is_redone_once_on_the_short_window_not_the_30s_way() -> None:
+    """The 30 s redo (temperature fallback) took 4x the median on short clips."""
+    ct2 = _UnsureCT2()
+    asr = _fake_recognizer(ct2, "en", [])
+
+    def no_full_window(samples: object) -> str:
+        raise AssertionError("redone the 30 s way")
+
+    asr._transcribe_full = no_full_window
+    assert asr.transcribe(np.full(16_000, 0.1, np.float32)) == "Guten Tag."
+    assert ct2.encoded_frames == [300, 200]  # 1 s + 2 s, then 1 s + 1 s of padding
+    assert asr.last_path == "short-redo"
+    asr.doubtful_redo = "full"  # the old way, for bench asr's before/after
+    asr._transcribe_full = lambda samples: "the 30 s way"
+    assert asr.transcribe(np.full(16_000, 0.1, np.float32)) == "the 30 s way"
+    assert asr.last_path == "full"
+
+
+def test_the_better_of_a_doubtful_decode_and_its_redo_is_kept() -> None:
+    from app.adapters.whisper_asr import ShortDecode, better_decode
+
+    unsure = ShortDecode("The lone air", "doubtful", -1.1)
+    likelier = ShortDecode("Hello there", "doubtful", -1.05)
+    looping = ShortDecode("the dog barked the dog barked", "doubtful", -0.4)
+    sure = ShortDecode("Hello there.", "ok", -0.5)
+    nothing = ShortDecode("", "silence", -1.4)
+    assert better_decode(unsure, sure) is sure
+    assert better_decode(unsure, likelier) is likelier
+    assert better_decode(looping, unsure) is unsure  # a loop loses to likelier-looking words
+    assert better_decode(unsure, nothing) is nothing  # redone as no speech: it was noise
+    assert better_decode(sure, nothing) is sure
 
 
 def test_warm_up_runs_both_ways_through_the_model(monkeypatch: pytest.MonkeyPatch) -> None:
