@@ -9,9 +9,8 @@ Threads and why:
 * A microphone that runs at 16 kHz needs no resampling: given ``push_now`` (the
   pipeline's ``push_audio``, itself a copy into the listener's ring), the input callback
   hands the block straight over and the forwarding thread sleeps. At another rate the
-  forwarding thread reads the capture ring every half block, resamples to 16 kHz (a
-  *stateful* soxr stream: resampling each 20 ms block on its own leaves clicks at every
-  block edge) and calls ``push``.
+  forwarding thread (``capture_forward``) resamples the capture ring to 16 kHz and calls
+  ``push``.
 * A watchdog thread notices a stream that stopped, errored or stalled, reports it through
   ``on_status``, and keeps reopening (rescanning PortAudio's device list, falling back to
   the system default device) until audio flows again. It also logs the callback
@@ -28,8 +27,7 @@ from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
-import numpy as np
-
+from app.adapters.capture_forward import CaptureForwarder
 from app.adapters.device_list import (
     AudioDeviceError,
     DeviceInfo,
@@ -97,7 +95,6 @@ class DeviceAudio:
         self.input_device = input_device
         self.output_device = output_device
         self.output_rate = output_rate
-        self._push = push
         self._pull = pull
         self._read_into = read_into
         """A prepared buffer's reader: the callback then only copies into the device."""
@@ -124,11 +121,7 @@ class DeviceAudio:
         self._in_calls = 0
         self._out_calls = 0
         self._seen_calls = (0, 0, time.monotonic())
-        self.forward_rounds = 0
-        """Times the forwarding thread looked for captured blocks (tests, diagnostics)."""
-        self._forward_wake = threading.Event()
-        """Set when the capture path may have changed (a stream opened, stop()): wakes a
-        forwarder that sleeps while the input callback pushes by itself."""
+        self._forwarder = CaptureForwarder(push, self._trouble, CAPTURE_BLOCK_SECONDS / 2)
         self.capture_rate = PIPELINE_SAMPLE_RATE
         self._block = 1
         self._capture = InputRing(1, 1)
@@ -139,6 +132,11 @@ class DeviceAudio:
     @property
     def counters(self) -> DeviceCounters:
         return self._trouble.snapshot()
+
+    @property
+    def forward_rounds(self) -> int:
+        """Times the forwarding thread looked for captured blocks (tests, diagnostics)."""
+        return self._forwarder.rounds
 
     @property
     def running(self) -> bool:
@@ -171,8 +169,9 @@ class DeviceAudio:
         with self._lock:
             self._open()
         self._threads = [
-            threading.Thread(target=self._forward, args=(self._stop,), name="audio-forward",
-                             daemon=True),
+            threading.Thread(target=self._forwarder.run, name="audio-forward", daemon=True,
+                             args=(self._stop, lambda: (self._capture, self.capture_rate),
+                                   self._callback_pushes)),
             threading.Thread(target=self._watch, args=(self._stop,), name="audio-watchdog",
                              daemon=True),
         ]
@@ -182,7 +181,7 @@ class DeviceAudio:
     def stop(self) -> None:
         """Close both streams and end the helper threads; safe to call twice."""
         self._stop.set()
-        self._forward_wake.set()  # wakes the forwarder
+        self._forwarder.wake()
         for thread in self._threads:
             if thread is not threading.current_thread():  # stop() from on_status
                 thread.join(timeout=5.0)
@@ -199,7 +198,7 @@ class DeviceAudio:
         self.capture_rate = rate
         self._block = max(1, int(rate * CAPTURE_BLOCK_SECONDS))
         self._capture = InputRing(self._block * self._ring_blocks * 2, self._ring_blocks)
-        self._forward_wake.set()
+        self._forwarder.wake()
 
     def _callback_pushes(self) -> bool:
         """The input callback hands its blocks to the pipeline itself (``_input_callback``)."""
@@ -235,47 +234,6 @@ class DeviceAudio:
         except Exception:
             self._trouble.pull_errors += 1  # never let an exception abort the stream
             outdata.fill(0)
-
-    # ---- forwarding thread ----------------------------------------------------------
-
-    def _forward(self, stop: threading.Event) -> None:
-        """Each run gets its own ``stop`` so a restart cannot revive an old thread.
-
-        While the input callback pushes by itself (a microphone at the pipeline's rate)
-        there is nothing to forward, and the thread sleeps until a stream opens at another
-        rate or ``stop()``: polling every 16 ms for nothing was a quarter of the idle CPU."""
-        import soxr
-
-        resampler: Any = None
-        resampler_rate = 0
-        while not stop.is_set():
-            self._forward_wake.clear()  # before the check: a set after it ends the wait
-            if self._callback_pushes():
-                self._forward_wake.wait()
-                continue
-            if stop.wait(CAPTURE_BLOCK_SECONDS / 2):
-                break
-            self.forward_rounds += 1
-            capture, rate = self._capture, self.capture_rate
-            taken = capture.take()
-            if taken is None:
-                continue
-            samples, _at = taken
-            if rate != PIPELINE_SAMPLE_RATE:
-                if resampler is None or resampler_rate != rate:
-                    resampler = soxr.ResampleStream(
-                        rate, PIPELINE_SAMPLE_RATE, 1, dtype="float32", quality="HQ"
-                    )
-                    resampler_rate = rate
-                samples = np.asarray(resampler.resample_chunk(samples), dtype=np.float32)
-                if samples.size == 0:
-                    continue
-            try:
-                self._push(samples)
-            except Exception:
-                if self._trouble.push_errors == 0:
-                    log.exception("push() failed; further failures are only counted")
-                self._trouble.push_errors += 1
 
     # ---- watchdog thread ------------------------------------------------------------
 

@@ -45,11 +45,8 @@ from app.core.worker import Publish, Worker
 log = logging.getLogger(__name__)
 
 IDLE_PAUSE_S = 0.192
-"""Six 32 ms blocks per wake-up while idle (see ``Listener.idle_pause_s``). Only the start
-of a voice can wait this long (in speech, near a reply or with a turn in flight the ring
-is read every ``ACTIVE_POLL_S``), and the start moves no deadline: the end of a turn is
-timed from the audio, and every block after the first voiced one is read at once (three
-blocks a wake-up were twice the wake-ups for nothing)."""
+"""Six 32 ms blocks per wake-up while idle (``Listener.idle_pause_s``): only a voice's start
+waits, no deadline moves (the end of a turn is timed from the audio, read every 10 ms)."""
 
 ACTIVE_POLL_S = 0.010
 """The ring is read this often with a turn in flight (the callback wakes no one)."""

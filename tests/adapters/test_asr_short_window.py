@@ -12,14 +12,12 @@ import pytest
 
 from app.adapters.whisper_asr import (
     WINDOW_FRAMES,
-    collapse_loop,
     default_cpu_threads,
     fit_features,
     max_new_tokens,
-    repeats_itself,
-    verdict,
     window_frames,
 )
+from app.adapters.whisper_text import collapse_loop, repeats_itself, verdict
 from bench.asr import wer
 from tests.adapters.conftest import espeak_speech
 
@@ -241,7 +239,7 @@ def test_a_doubtful_decode_is_redone_once_on_the_short_window_not_the_30s_way() 
 
 
 def test_the_better_of_a_doubtful_decode_and_its_redo_is_kept() -> None:
-    from app.adapters.whisper_asr import ShortDecode, better_decode
+    from app.adapters.whisper_text import ShortDecode, better_decode
 
     unsure = ShortDecode("The lone air", "doubtful", -1.1)
     likelier = ShortDecode("Hello there", "doubtful", -1.05)

@@ -13,7 +13,8 @@ import pytest
 
 from app.adapters.errors import EngineLoadError
 from app.adapters.multilingual_asr import LanguageAwareRecognizer, plan
-from app.adapters.whisper_asr import collapse_cjk_loop, pick_language
+from app.adapters.whisper_asr import pick_language
+from app.adapters.whisper_text import collapse_cjk_loop
 from app.core.events import FloatAudio
 
 SPEECH = np.full(16_000, 0.1, np.float32)
