@@ -156,16 +156,24 @@ class AvatarLayers(BaseModel):
 
     def mouth(self, opening: float, viseme: Viseme | None = None) -> str | None:
         """The mouth picture for an opening of 0..1 and a lip-sync shape (a missing shape
-        falls back to the nearest opening given)."""
+        falls back to the nearest opening given, and a missing opening to a lip-sync shape
+        that opens about as far)."""
         if viseme is not None:  # lip-sync: a nearly shut mouth is the closed shape
             shape = Viseme.CLOSED if opening < 0.12 else viseme
             if shape.value in self.mouths:
                 return self.mouths[shape.value]
+        shapes: tuple[str, ...] = ("closed",)
         if opening < 0.12:
-            return self.mouth_closed
-        if opening < 0.45:
-            return self.mouth_half or self.mouth_open or self.mouth_closed
-        return self.mouth_open or self.mouth_half or self.mouth_closed
+            picked = self.mouth_closed
+        elif opening < 0.45:
+            picked = self.mouth_half or self.mouth_open or self.mouth_closed
+            shapes = ("i", "e", "u", "a", "o")
+        else:
+            picked = self.mouth_open or self.mouth_half or self.mouth_closed
+            shapes = ("a", "o", "e", "u", "i")
+        if picked is None:  # only lip-sync shapes: the one nearest the opening
+            picked = next((self.mouths[s] for s in shapes if s in self.mouths), None)
+        return picked
 
 
 def sniff_picture(head: bytes) -> bool:

@@ -92,20 +92,26 @@ def png_size(head: bytes) -> tuple[int, int] | None:
     return int(width), int(height)
 
 
-def propose_grid(name: str, size: tuple[int, int] | None) -> tuple[int, int] | None:
-    """(columns, rows) when a picture looks like a sheet: a strip whose long side is an
-    exact multiple (2 or more) of its short side, or a name saying sheet/sprite/strip
-    (a square one is guessed 2x2); None for a single picture."""
+def propose_grid(name: str, size: tuple[int, int] | None,
+                 frame: tuple[int, int] | None = None) -> tuple[int, int] | None:
+    """(columns, rows) when a picture looks like a sheet: a whole grid (2 cells or more) of
+    ``frame``-sized cells (the pack's usual picture size), a strip whose long side is an
+    exact multiple of its short side (square cells), or a name saying sheet/sprite/strip
+    (a square one guessed 2x2); None for a single picture."""
     named = re.search(r"sheet|sprite|strip|atlas|frames", name.lower()) is not None
     if size is None:
         return (2, 1) if named else None
     width, height = size
+    if frame is not None and min(frame) >= MIN_CELL_SIDE and width % frame[0] == 0 \
+            and height % frame[1] == 0:
+        columns, rows = width // frame[0], height // frame[1]
+        if columns * rows >= 2 and max(columns, rows) <= MAX_SHEET_GRID:
+            return columns, rows
     if min(width, height) < MIN_CELL_SIDE:
         return None
     for long, short, flip in ((width, height, False), (height, width, True)):
         count = long // short
-        if long % short == 0 and 2 <= count <= MAX_SHEET_GRID \
-                and short >= MIN_CELL_SIDE:
+        if long % short == 0 and 2 <= count <= MAX_SHEET_GRID:
             return (1, count) if flip else (count, 1)
     if named and width % 2 == 0 and height % 2 == 0:
         return 2, 2

@@ -1,4 +1,5 @@
-"""Sprite sheets in [avatar.layers]: cells named "sheet:NAME:INDEX", checked without Qt."""
+"""Sprite sheets in [avatar.layers]: cells named "sheet:NAME:INDEX", checked without Qt;
+imported packs' sheets recognised, given a grid and their cells roles."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from app.core.visemes import Viseme
+from app.personas.avatar_import import describe, guess_roles, guess_sheets, install, regrid
 from app.personas.avatar_layers import MAX_LAYER_BYTES, AvatarFileError, check_layer_files
 from app.personas.avatar_sheets import SheetError, SpriteSheet, png_size, propose_grid
 from app.personas.loader import load_persona_file
@@ -99,3 +101,75 @@ def test_a_grid_is_proposed_for_what_looks_like_a_sheet(
 def test_png_size_reads_the_header() -> None:
     assert png_size(png_head(640, 480)) == (640, 480)
     assert png_size(b"GIF89a" + b"\0" * 30) is None
+
+
+def _stage(folder: Path, files: dict[str, bytes]) -> list[str]:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
+    return list(files)
+
+
+def test_sheets_are_recognised_and_their_cells_given_roles(tmp_path: Path) -> None:
+    names = _stage(tmp_path, {"idle.png": png_head(240, 300), "mouths.png": png_head(1440, 300),
+                              "blink_strip.png": png_head(480, 300),
+                              "happy.png": png_head(240, 300)})
+    sheets = guess_sheets(tmp_path, names)
+    assert sheets == {"mouths": SpriteSheet(file="mouths.png", columns=6),
+                      "blink_strip": SpriteSheet(file="blink_strip.png", columns=2)}
+    roles = guess_roles(names, sheets)
+    assert roles == {"base": "idle.png", "happy": "happy.png",
+                     "lips_closed": "sheet:mouths:0", "lips_a": "sheet:mouths:1",
+                     "lips_i": "sheet:mouths:2", "lips_u": "sheet:mouths:3",
+                     "lips_e": "sheet:mouths:4", "lips_o": "sheet:mouths:5",
+                     "eyes_closed": "sheet:blink_strip:1"}
+    layers = install(tmp_path, roles, tmp_path / "personas", "kit", sheets)
+    assert layers.mouths["o"] == "sheet:mouths:5"
+    assert layers.sheets["mouths"].file == "avatar/kit/mouths.png"
+    assert sorted(p.name for p in (tmp_path / "personas/avatar/kit").iterdir()) == [
+        "blink_strip.png", "happy.png", "idle.png", "mouths.png"]
+    assert check_layer_files(tmp_path / "personas", layers)
+
+
+def test_a_lone_sheet_gives_the_base_and_the_rest(tmp_path: Path) -> None:
+    """Idle and talking by eyes open and closed, in a 2x2 sheet."""
+    names = _stage(tmp_path, {"character_sheet.png": png_head(600, 600)})
+    sheets = guess_sheets(tmp_path, names)
+    assert sheets == {"character_sheet": SpriteSheet(file="character_sheet.png", columns=2,
+                                                     rows=2)}
+    assert guess_roles(names, sheets) == {"base": "sheet:character_sheet:0",
+                                          "eyes_closed": "sheet:character_sheet:1",
+                                          "mouth_open": "sheet:character_sheet:2"}
+
+
+def test_regridding_keeps_the_roles_that_still_fit() -> None:
+    sheets = {"m": SpriteSheet(file="m.png", columns=6)}
+    roles = {"base": "b.png", "lips_a": "sheet:m:1", "lips_o": "sheet:m:5"}
+    roles, sheets = regrid(roles, sheets, "m.png", 3, 1)
+    assert sheets == {"m": SpriteSheet(file="m.png", columns=3)}
+    assert roles == {"base": "b.png", "lips_a": "sheet:m:1"}
+    roles, sheets = regrid(roles, sheets, "b.png", 2, 1)  # the base was a sheet after all
+    assert sheets["b"] == SpriteSheet(file="b.png", columns=2)
+    assert roles["base"] == "sheet:b:0"
+    roles, sheets = regrid(roles, sheets, "b.png", 1, 1)  # or not
+    assert roles["base"] == "b.png" and "b" not in sheets
+    assert describe(roles, "kit", sheets).sheets == {
+        "m": SpriteSheet(file="avatar/kit/m.png", columns=3)}
+
+
+def test_a_grid_of_the_packs_frame_size_is_a_sheet() -> None:
+    assert propose_grid("mouths.png", (1440, 300), (240, 300)) == (6, 1)
+    assert propose_grid("faces.png", (480, 600), (240, 300)) == (2, 2)
+    assert propose_grid("idle.png", (240, 300), (240, 300)) is None
+    assert propose_grid("mouths.png", (1440, 300)) is None  # no frame, no square cells
+
+
+def test_lip_sync_shapes_alone_serve_the_level_too() -> None:
+    """A pack with only lip-sync mouths still opens its mouth when no shapes are known."""
+    p = persona(base="b.png", mouths={"closed": "m.png", "a": "a.png", "i": "i.png"})
+    layers = p.avatar.layers
+    assert layers is not None
+    assert layers.mouth(0.05) == "m.png"
+    assert layers.mouth(0.3) == "i.png"
+    assert layers.mouth(0.9) == "a.png"
+    assert layers.mouth(0.9, Viseme.O) == "a.png"  # no "o": the nearest open shape

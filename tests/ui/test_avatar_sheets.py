@@ -1,9 +1,10 @@
 """A layered avatar drawn from sprite sheets: each cell is cut out once and drawn like a
 separate picture (lip-sync shapes, a blink); a sheet that does not fit its grid, or is too
-big, is refused with one line."""
+big, is refused with one line; a zip with a sheet imports into a persona that speaks."""
 
 from __future__ import annotations
 
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,12 @@ from pytestqt.qtbot import QtBot
 
 from app.core.events import AssistantState
 from app.core.visemes import Viseme
+from app.personas.loader import load_persona_file
 from app.personas.model import Persona
 from app.ui.avatar import AvatarWidget
+from app.ui.avatar_import_dialog import AvatarImportDialog, StagedAvatar
 from app.ui.layered_avatar import persona_layers
+from app.ui.persona_editor import EditorContext, PersonaEditor
 from tests.ui import avatar_art
 
 W, H = avatar_art.W, avatar_art.H
@@ -131,3 +135,78 @@ def test_a_bad_grid_or_an_oversized_sheet_is_one_line(
     layers, notice = persona_layers(tmp_path, persona)
     assert layers is None and notice is not None
     assert words in notice and "\n" not in notice
+
+
+def _editor(qtbot: QtBot, folder: Path) -> PersonaEditor:
+    editor = PersonaEditor(None, EditorContext(folder=folder, taken_ids=frozenset()))
+    qtbot.addWidget(editor)
+    editor.name.setText("Strip")
+    return editor
+
+
+def test_import_a_zip_with_a_mouth_sheet_into_a_speaking_persona(qtbot: QtBot,
+                                                                 tmp_path: Path) -> None:
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    assert avatar_art.base().save(str(pack / "idle.png"))
+    assert avatar_art.eyes_closed().save(str(pack / "blink.png"))
+    assert _sheet([_block(c, MOUTH_BLOCK) for c in CELL_COLOURS], 6).save(
+        str(pack / "mouths.png"))
+    source = tmp_path / "pack.zip"
+    with zipfile.ZipFile(source, "w") as archive:
+        for path in sorted(pack.iterdir()):
+            archive.write(path, f"model/{path.name}")
+    folder = tmp_path / "personas"
+    editor = _editor(qtbot, folder)
+    dialog = editor.face_rows.import_avatar(source, confirm=False)
+    assert dialog is not None and dialog.preview.layers is not None
+    assert dialog.sheet_row.file.currentText() == "mouths.png"
+    assert dialog.sheet_row.grid() == (6, 1)  # six cells of the pack's frame size
+    assert dialog.boxes["lips_u"].currentText() == "mouths.png [cell 3]"
+    dialog.choose("mouth_open", "sheet:mouths:1")  # the user adds a plain open mouth
+    assert not dialog.picked.pixmap().isNull()  # that cell, shown beside the preview
+
+    editor.save()
+    assert editor.saved_path is not None, editor.error.text()
+    persona = load_persona_file(editor.saved_path)
+    saved = persona.avatar.layers
+    assert saved is not None
+    assert saved.sheets["mouths"].file == "avatar/strip/mouths.png"
+    assert saved.mouth_open == "sheet:mouths:1" and saved.mouths["e"] == "sheet:mouths:4"
+    layers, notice = persona_layers(folder, persona)
+    assert notice is None and layers is not None
+    avatar = _avatar(qtbot)
+    avatar.set_layers(layers)
+    avatar.set_state(AssistantState.SPEAKING)
+    for viseme, colour in zip(Viseme, CELL_COLOURS, strict=True):
+        avatar.freeze(10.0, mouth=0.0 if viseme is Viseme.CLOSED else 0.8, viseme=viseme)
+        assert _near(_at(avatar.grab().toImage(), MOUTH_BLOCK), QColor(colour)), viseme
+
+
+def test_the_dialog_sets_a_grid_and_offers_its_cells(qtbot: QtBot, tmp_path: Path) -> None:
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    assert avatar_art.base().save(str(pack / "idle.png"))
+    assert _sheet([avatar_art.mouth(0), avatar_art.mouth(0.5), avatar_art.mouth(1.0),
+                   avatar_art.eyes_closed()], 2).save(str(pack / "parts.png"))
+    staged = StagedAvatar(pack)
+    assert set(staged.sheets) == {"parts"}  # a 2x2 grid of the pack's frame size
+    dialog = AvatarImportDialog(staged)
+    qtbot.addWidget(dialog)
+    assert dialog.sheet_row.grid() == (2, 2)
+    assert dialog.boxes["base"].currentText() == "idle.png"
+    dialog.choose("eyes_closed", "sheet:parts:3")
+    dialog.choose("mouth_open", "sheet:parts:2")
+    assert dialog.ok.isEnabled() and dialog.preview.layers is not None
+    dialog.sheet_row.columns.setValue(7)  # the user tries seven columns
+    assert dialog.error.text() == ("avatar sheet parts.png is 480x600 pixels, which does not "
+                                   "divide into 7 columns and 2 rows")
+    assert not dialog.ok.isEnabled()
+    dialog.sheet_row.columns.setValue(2)
+    assert dialog.ok.isEnabled(), dialog.error.text()
+    assert dialog.roles()["mouth_open"] == "sheet:parts:2"  # kept through the regrids
+    dialog.sheet_row.rows.setValue(1)  # two cells: 2 and 3 are gone, and their roles
+    assert dialog.ok.isEnabled()
+    assert "mouth_open" not in dialog.roles() and "eyes_closed" not in dialog.roles()
+    assert [dialog.boxes["base"].itemText(i) for i in range(dialog.boxes["base"].count())] == [
+        "(none)", "idle.png", "parts.png [cell 0]", "parts.png [cell 1]"]
