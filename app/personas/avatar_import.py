@@ -31,6 +31,7 @@ from app.personas.avatar_layers import (
 from app.personas.avatar_sheets import (
     SpriteSheet,
     cell_reference,
+    check_grid,
     is_cell,
     parse_cell,
     png_size,
@@ -310,7 +311,9 @@ def regrid(roles: dict[str, str], sheets: dict[str, SpriteSheet], file: str, col
            rows: int) -> tuple[dict[str, str], dict[str, SpriteSheet]]:
     """``file`` cut into ``columns`` x ``rows`` cells (1 x 1: a single picture again), and
     the roles that used it kept where they still can be: a cell still in the grid stays,
-    the whole picture becomes cell 0 and cell 0 the whole picture; others are dropped."""
+    the whole picture becomes cell 0 and cell 0 the whole picture; others are dropped.
+    Raises SheetError for a grid of too many cells."""
+    check_grid(file, columns, rows)
     old = next((name for name, sheet in sheets.items() if sheet.file == file), None)
     name = old or sheet_name(file, set(sheets))
     sheets = {n: s for n, s in sheets.items() if n != old}

@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 import struct
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 SHEET_PREFIX = "sheet:"
 MAX_SHEET_GRID = 64
 """Columns and rows a sheet may have."""
+MAX_SHEET_CELLS = 256
+"""Cells in all (each is a choice in the import dialog's lists)."""
 MIN_CELL_SIDE = 8
 """A cell's width and height in pixels, at least (a 4096-pixel strip of 1-pixel cells is
 no avatar)."""
@@ -49,6 +51,13 @@ def parse_cell(value: str) -> tuple[str, int]:
     return check_sheet_name(match.group(1)), int(match.group(2))
 
 
+def check_grid(file: str, columns: int, rows: int) -> None:
+    """Raises SheetError when a grid has more than MAX_SHEET_CELLS cells."""
+    if columns * rows > MAX_SHEET_CELLS:
+        raise SheetError(f"avatar sheet {file}: {columns}x{rows} is {columns * rows} cells; "
+                         f"the limit is {MAX_SHEET_CELLS}")
+
+
 def cell_reference(sheet: str, index: int) -> str:
     return f"{SHEET_PREFIX}{sheet}:{index}"
 
@@ -61,6 +70,11 @@ class SpriteSheet(BaseModel):
     file: str
     columns: int = Field(default=1, ge=1, le=MAX_SHEET_GRID)
     rows: int = Field(default=1, ge=1, le=MAX_SHEET_GRID)
+
+    @model_validator(mode="after")
+    def _grid(self) -> SpriteSheet:
+        check_grid(self.file, self.columns, self.rows)
+        return self
 
     @property
     def cells(self) -> int:

@@ -41,7 +41,7 @@ from app.personas.avatar_import import (
     regrid,
 )
 from app.personas.avatar_layers import AvatarFileError, AvatarLayers
-from app.personas.avatar_sheets import cell_reference
+from app.personas.avatar_sheets import SheetError, cell_reference
 from app.ui import theme
 from app.ui.avatar import AvatarWidget
 from app.ui.avatar_sheet_row import SheetRow
@@ -195,7 +195,12 @@ class AvatarImportDialog(QDialog):
             box.blockSignals(False)
 
     def _regrid(self, file: str, columns: int, rows: int) -> None:
-        self.staged.regrid(file, columns, rows)
+        try:
+            self.staged.regrid(file, columns, rows)
+        except SheetError as exc:  # too many cells: the mapping stays as it was
+            self.error.setText(str(exc))
+            self.ok.setEnabled(False)
+            return
         self._fill()
         self._changed()
 

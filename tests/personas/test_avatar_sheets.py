@@ -173,3 +173,10 @@ def test_lip_sync_shapes_alone_serve_the_level_too() -> None:
     assert layers.mouth(0.3) == "i.png"
     assert layers.mouth(0.9) == "a.png"
     assert layers.mouth(0.9, Viseme.O) == "a.png"  # no "o": the nearest open shape
+
+
+def test_a_grid_of_too_many_cells_is_refused() -> None:
+    with pytest.raises(ValueError, match=re.escape("m.png: 64x5 is 320 cells; the limit is 256")):
+        persona(base="b.png", sheets={"m": {"file": "m.png", "columns": 64, "rows": 5}})
+    with pytest.raises(SheetError, match=re.escape("the limit is 256")):
+        regrid({}, {}, "m.png", 17, 16)

@@ -205,6 +205,11 @@ def test_the_dialog_sets_a_grid_and_offers_its_cells(qtbot: QtBot, tmp_path: Pat
     dialog.sheet_row.columns.setValue(2)
     assert dialog.ok.isEnabled(), dialog.error.text()
     assert dialog.roles()["mouth_open"] == "sheet:parts:2"  # kept through the regrids
+    dialog.sheet_row.rows.setValue(64)  # 128 cells, refused: the mapping stays
+    dialog.sheet_row.columns.setValue(64)
+    assert dialog.error.text() == "avatar sheet parts.png: 64x64 is 4096 cells; the limit is 256"
+    assert dialog.boxes["base"].count() == 2 + 128
+    dialog.sheet_row.columns.setValue(2)
     dialog.sheet_row.rows.setValue(1)  # two cells: 2 and 3 are gone, and their roles
     assert dialog.ok.isEnabled()
     assert "mouth_open" not in dialog.roles() and "eyes_closed" not in dialog.roles()
