@@ -13,12 +13,15 @@ from PySide6.QtGui import QColor, QImage, QPainter
 from pytestqt.qtbot import QtBot
 
 from app.core.events import AssistantState
+from app.core.mouth_track import MouthTrack
+from app.core.telemetry import MouthCue
 from app.core.visemes import Viseme
 from app.personas.loader import load_persona_file
 from app.personas.model import Persona
 from app.ui.avatar import AvatarWidget
 from app.ui.avatar_import_dialog import AvatarImportDialog, StagedAvatar
 from app.ui.layered_avatar import persona_layers
+from app.ui.lip_sync import LEAD_S
 from app.ui.persona_editor import EditorContext, PersonaEditor
 from tests.ui import avatar_art
 
@@ -90,7 +93,7 @@ def _near(a: QColor, b: QColor) -> bool:
                abs(a.blue() - b.blue())) <= 12
 
 
-def test_each_viseme_shows_its_cell_and_the_sheet_blinks(qtbot: QtBot, tmp_path: Path) -> None:
+def test_a_speaking_sheet_shows_each_shapes_cell_and_blinks(qtbot: QtBot, tmp_path: Path) -> None:
     layers, notice = persona_layers(tmp_path, _persona(tmp_path))
     assert notice is None and layers is not None
     mouths = QImage(str(tmp_path / "mouths.png"))
@@ -103,9 +106,20 @@ def test_each_viseme_shows_its_cell_and_the_sheet_blinks(qtbot: QtBot, tmp_path:
     avatar = _avatar(qtbot)
     avatar.set_layers(layers)
     avatar.set_state(AssistantState.SPEAKING)
-    for viseme, colour in zip(Viseme, CELL_COLOURS, strict=True):
-        avatar.freeze(10.0, mouth=0.0 if viseme is Viseme.CLOSED else 0.8, viseme=viseme)
+    now = [4.0]
+    avatar.play_clock = lambda: now[0]
+    shapes = [Viseme.A, Viseme.I, Viseme.U, Viseme.E, Viseme.O, Viseme.CLOSED]
+    track = MouthTrack(openings=tuple(0.0 if v is Viseme.CLOSED else 0.8 for v in shapes
+                                      for _ in range(10)),
+                       visemes=tuple(v for v in shapes for _ in range(10)))
+    avatar.mouth_cue(MouthCue(1, 0, track, at=5.0))  # a sentence sounding from 5.0 s
+    for k, viseme in enumerate(shapes):
+        at = 5.0 + (k * 10 + 5) * track.hop_s  # the middle of the shape's 10 hops
+        now[0] = at - LEAD_S
+        avatar.advance(at)
+        assert avatar.viseme is viseme
         shown = _at(avatar.grab().toImage(), MOUTH_BLOCK)
+        colour = CELL_COLOURS[list(Viseme).index(viseme)]
         assert _near(shown, QColor(colour)), (viseme, shown.name(), colour)
 
     avatar.freeze(10.0, blink=0.0, mouth=0.0, viseme=Viseme.CLOSED)
