@@ -2,9 +2,9 @@
 defensively: no paths outside it, capped entries and sizes, sizes checked while reading
 so a lying header cannot inflate past them), their roles guessed from common PNGtuber
 file names, and, once the user has confirmed the mapping, copied under ``avatar/<id>/``
-in the persona's folder. A picture that looks like a sprite sheet (a name saying so, or a
-strip whose length is a multiple of its height) gets a proposed grid, and its cells roles
-of their own (a mouth sheet's six cells the lip-sync shapes, for one).
+in the persona's folder. A picture that looks like a sprite sheet (a whole grid of the
+pack's usual picture size, a strip of square cells, a name saying so) gets a proposed
+grid, and its cells roles of their own (a mouth sheet's six cells the lip-sync shapes).
 
 A role's value is a gathered file's name or a sheet's cell (``"sheet:NAME:INDEX"``, the
 sheet keyed by NAME in the ``sheets`` passed alongside).
@@ -217,7 +217,7 @@ def guess_sheets(staging: Path, names: list[str]) -> dict[str, SpriteSheet]:
     return sheets
 
 
-def _sheet_roles(name: str, sheet: SpriteSheet) -> list[tuple[str, int]]:
+def _sheet_roles(sheet: SpriteSheet) -> list[tuple[str, int]]:
     """(role, cell) for a sheet, from its file name and cell count: a mouth sheet's six
     cells are the lip-sync shapes (closed, a, i, u, e, o), three the closed/half/open
     mouths; a blink sheet's last cell the closed eyes; any other sheet's first cell the
@@ -262,13 +262,15 @@ def guess_roles(names: list[str], sheets: dict[str, SpriteSheet] | None = None
                 roles[role] = name
                 break
     for name, sheet in sheets.items():
-        for role, index in _sheet_roles(name, sheet):
+        for role, index in _sheet_roles(sheet):
             roles.setdefault(role, cell_reference(name, index))
     if "base" not in roles:
         taken = set(roles.values())
         spare = [n for n in names if n not in taken and n not in sheet_files]
-        first = next(iter(sheets), None)
-        roles["base"] = spare[0] if spare or first is None else cell_reference(first, 0)
+        if spare or not sheets:
+            roles["base"] = (spare or names)[0]
+        else:
+            roles["base"] = cell_reference(next(iter(sheets)), 0)
     return roles
 
 

@@ -142,6 +142,10 @@ def test_a_lone_sheet_gives_the_base_and_the_rest(tmp_path: Path) -> None:
                                           "mouth_open": "sheet:character_sheet:2"}
 
 
+def test_the_base_falls_back_to_a_taken_picture_without_sheets() -> None:
+    assert guess_roles(["blink.png", "talk.png"])["base"] == "blink.png"
+
+
 def test_regridding_keeps_the_roles_that_still_fit() -> None:
     sheets = {"m": SpriteSheet(file="m.png", columns=6)}
     roles = {"base": "b.png", "lips_a": "sheet:m:1", "lips_o": "sheet:m:5"}
