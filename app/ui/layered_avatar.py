@@ -1,7 +1,8 @@
 """Paint a layered-PNG avatar (``app.personas.avatar_layers``) and a card's picture, alive.
 
 ``load_layers`` checks the files (sizes, signatures: the persona package) and their
-dimensions (Qt's reader, before decoding) and decodes them once. ``LayeredPainter`` keeps
+dimensions (Qt's reader, before decoding) and decodes them once; a sprite sheet's cells
+are cut out then, so a cell is drawn exactly like a separate picture. ``LayeredPainter`` keeps
 each picture scaled to the widget's size (once per size), so a frame is a few pixmap draws:
 the base (or the current feeling's variant) breathing with a 1.5 % vertical stretch from
 its feet, the mouth for the opening and lip-sync shape, the closed eyes during a blink.
@@ -25,6 +26,7 @@ from app.personas.avatar_layers import (
     AvatarLayers,
     check_layer_files,
 )
+from app.personas.avatar_sheets import SheetError, is_cell, parse_cell
 from app.personas.model import Persona
 from app.ui import face_marks as marks
 from app.ui.face_pose import FaceColours, FacePose
@@ -41,7 +43,8 @@ DEFAULT_MOUTH_AT = (0.5, 0.7)
 
 @dataclass
 class LayerImages:
-    """The decoded pictures of one layered avatar, by their names in ``layers``."""
+    """The decoded pictures of one layered avatar, by their values in ``layers`` (a file
+name or a sheet's cell)."""
 
     layers: AvatarLayers
     images: dict[str, QImage] = field(default_factory=dict)
@@ -71,8 +74,21 @@ def read_picture(path: Path, label: str) -> QImage:
 def load_layers(folder: Path, layers: AvatarLayers) -> LayerImages:
     """Check and decode every picture ``layers`` names; raises AvatarFileError."""
     paths = check_layer_files(folder, layers)
-    images = {name: read_picture(path, name) for name, path in zip(layers.files(), paths,
-                                                                   strict=True)}
+    files = {name: read_picture(path, name) for name, path in zip(layers.files(), paths,
+                                                                  strict=True)}
+    images: dict[str, QImage] = {}
+    for value in layers.pictures():
+        if not is_cell(value):
+            images[value] = files[value]
+            continue
+        name, index = parse_cell(value)
+        sheet = layers.sheets[name]
+        picture = files[sheet.file]
+        try:
+            x, y, w, h = sheet.cell_box(index, picture.width(), picture.height(), sheet.file)
+        except SheetError as exc:
+            raise AvatarFileError(str(exc)) from exc
+        images[value] = picture.copy(x, y, w, h)
     return LayerImages(layers, images)
 
 

@@ -24,7 +24,6 @@ from PySide6.QtWidgets import (
 )
 
 from app.core.emotion import Emotion
-from app.personas.avatar_import import describe, install
 from app.personas.avatar_layers import AvatarFileError, AvatarLayers
 from app.personas.expression import ExpressionSettings
 from app.personas.live2d_import import holds_live2d
@@ -196,13 +195,13 @@ class FaceRows:
         """The layers the persona file will name (an import goes under avatar/<id>/)."""
         if self.staged is None:
             return self.layers
-        return describe(self.staged.roles, persona_id)
+        return self.staged.describe(persona_id)
 
     def install(self, folder: Path, persona_id: str) -> None:
         """Copy an imported avatar's pictures (or Live2D model) into the persona's folder
         (on Save)."""
         if self.staged is not None:
-            self.layers = install(self.staged.folder, self.staged.roles, folder, persona_id)
+            self.layers = self.staged.install(folder, persona_id)
             self.staged = None
         self.live2d.install(folder, persona_id)
 
