@@ -16,7 +16,7 @@ DEBIAN_PACKAGES=(
     espeak-ng sox libportaudio2 pulseaudio pulseaudio-utils libasound2-plugins
     xvfb xauth imagemagick x11-utils strace libxss1 libxtst6
     libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0
-    libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 libgl1 libfontconfig1 libdbus-1-3
+    libxcb-shape0 libxcb-xkb1 libxkbcommon-x11-0 libegl1 libgl1 libgl1-mesa-dri libfontconfig1 libdbus-1-3
     fonts-wqy-microhei
     build-essential cmake
 )
