@@ -85,6 +85,12 @@ class TurnDetector(Protocol):
     def complete_probability(self, audio: FloatAudio) -> float: ...
 
 
+class SpeakerEncoder(Protocol):
+    """A voice print of 16 kHz mono speech: a unit vector, close (cosine) for one voice."""
+
+    def embed(self, audio: FloatAudio) -> FloatAudio: ...
+
+
 class EchoCanceller(Protocol):
     """Removes what the speaker played from what the microphone hears (16 kHz mono).
 

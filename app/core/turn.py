@@ -32,6 +32,7 @@ from app.core.events import (
 from app.core.held_audio import stream_end
 from app.core.turn_commands import (
     NOT_THE_USER,
+    OTHER_VOICE,
     USER_RESUMED,
     CancelTurn,
     Command,
@@ -182,15 +183,17 @@ class TurnMachine(TurnState):
             return []
         text = event.text.strip()
         not_the_user = active.over_assistant and self._hold.not_the_user(text)
-        if not text or not_the_user:
-            # Nothing was said (a noise), or speech over the assistant that was its own
-            # echo, a hallucination on it, or a backchannel: drop the turn (a speculative
-            # one stays marked abandoned so its end of turn does not start it again), and
-            # a reply paused under it plays on.
+        if not text or not_the_user or event.other_voice:
+            # Nothing was said (a noise), speech over the assistant that was its own echo,
+            # a hallucination on it, or a backchannel, or a voice not enrolled that did not
+            # call the companion: drop the turn (a speculative one stays marked abandoned
+            # so its end of turn does not start it again), and a reply paused under it
+            # plays on.
             active.abandoned = True
+            reason = (OTHER_VOICE if event.other_voice
+                      else NOT_THE_USER if not_the_user else "no words")
             commands: list[Command] = [
-                Publish(TurnCancelled(active.turn_id, event.at,
-                                      NOT_THE_USER if not_the_user else "no words")),
+                Publish(TurnCancelled(active.turn_id, event.at, reason)),
                 CancelTurn(active.turn_id),
             ]
             if active.confirmed:

@@ -19,6 +19,7 @@ from app.core.stage_jobs import (
     SetLanguages,
     SetReplyOptions,
     SetVoice,
+    SetVoiceGate,
     UseTools,
     WarmJob,
 )
@@ -41,6 +42,7 @@ StageJob = (
     | PrepareAcknowledgements
     | JudgeEndOfTurn
     | SetListening
+    | SetVoiceGate
 )
 
 
@@ -59,7 +61,7 @@ class JobRouter:
         hear, respond = stages.transcriber.inbox.put, stages.responder.inbox.put
         speak, listen = stages.synthesizer.inbox.put, stages.listener.inbox.put
         match job:
-            case StartTurn():
+            case StartTurn() | SetVoiceGate():
                 hear(job)
             case SetLanguages():  # the recognizer pins its language, the voices load
                 hear(job)
