@@ -143,7 +143,7 @@ class FakeSpeakerEncoder:
     """A voice print from pitch alone: the loudest frequency's 50 Hz band, one-hot (tones
     of 180 Hz and 300 Hz are two voices, cosine 0; silence gives zeros)."""
 
-    bands = 16
+    bands = 256  # the real encoder's size, so its prints can be stored
 
     def embed(self, audio: FloatAudio) -> FloatAudio:
         vector = np.zeros(self.bands, dtype=np.float32)

@@ -26,8 +26,9 @@ from app.core.events import (
 )
 from app.core.input_guard import NonFiniteGuard
 from app.core.input_ring import InputRing
+from app.core.input_tap import InputTap
 from app.core.level_meter import LevelThrottle
-from app.core.listener_jobs import ListenerJob, MicBlock, SetListening
+from app.core.listener_jobs import ListenerJob, MicBlock, SetListening, SetTap
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
     PIPELINE_SAMPLE_RATE,
@@ -88,6 +89,8 @@ class Listener(Worker[ListenerJob]):
         machine holds the reply); otherwise the reply began while the user was talking."""
         self._since_audible = 1 << 30
         self.muted = False
+        self.tap: InputTap | None = None
+        """Where the microphone's audio goes instead while a voice is read in."""
         self._pending = np.zeros(0, dtype=np.float32)
         delay = echo.output_delay_samples if isinstance(echo, DelaysOutput) else 0
         self._raw_pending = np.zeros(delay, dtype=np.float32)
@@ -152,6 +155,11 @@ class Listener(Worker[ListenerJob]):
                 for block in taken:
                     if item.at is not None and (block.captured_at or 0.0) > item.at:
                         self.handle(block)
+            case SetTap():
+                self.tap = item.tap
+                self.endpointer.reset()  # no half-heard utterance on either side of it
+                self.vad.reset()
+                self._hold_replies_for_voice()
             case JudgeEndOfTurn():
                 self._apply_end_of_turn(item)
 
@@ -161,6 +169,8 @@ class Listener(Worker[ListenerJob]):
         if self.echo_in is not None:
             self._raw_pending = np.concatenate([self._raw_pending, samples])
             samples = self.echo_in.process(samples, recorded_from)
+        if self.tap is not None:
+            self.tap.put(samples)  # and counted below as heard by nobody, like muted
         self._pending = np.concatenate([self._pending, samples.astype(np.float32, copy=False)])
         size = self.vad.frame_size
         while self._pending.size >= size:
@@ -206,7 +216,8 @@ class Listener(Worker[ListenerJob]):
         # Digital silence (a muted or virtual input, under -60 dBFS) holds no voice: the
         # VAD, most of an idle listener's CPU, is not run on it.
         quiet = float(np.max(np.abs(frame))) < DIGITAL_SILENCE
-        probability = 0.0 if self.muted or quiet else self.vad.probability(frame)
+        deaf = self.muted or self.tap is not None
+        probability = 0.0 if deaf or quiet else self.vad.probability(frame)
         audible = self.playback.speaking or self.playback.paused
         self._since_audible = 0 if self.playback.speaking else self._since_audible + frame.size
         near = self.barge_in.near_assistant(audible, self._since_audible / rate)

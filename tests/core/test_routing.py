@@ -19,7 +19,7 @@ from app.adapters.fakes import (
 )
 from app.core.acknowledgement import AcknowledgementSounds, PrepareAcknowledgements
 from app.core.events import ReplyChunk, SpeechStarted
-from app.core.listener_jobs import ListenerJob, MicBlock, SetListening
+from app.core.listener_jobs import ListenerJob, MicBlock, SetListening, SetTap
 from app.core.pipeline import Engines, VoicePipeline
 from app.core.runtime.router import StageJob
 from app.core.turn_commands import (
@@ -62,6 +62,7 @@ def _sample(job_type: type) -> StageJob:
         PrepareAcknowledgements: PrepareAcknowledgements(AcknowledgementSounds(), (), 1.2),
         JudgeEndOfTurn: JudgeEndOfTurn(0.5, EndOfTurnCall.END_NOW),
         SetListening: SetListening(False),
+        SetTap: SetTap(None),
         stage_jobs.SetVoiceGate: stage_jobs.SetVoiceGate(VoiceGate()),
     }
     return samples[job_type]

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, assert_never
 
 from app.core.acknowledgement import PrepareAcknowledgements
 from app.core.events import ReplyChunk
-from app.core.listener_jobs import SetListening
+from app.core.listener_jobs import SetListening, SetTap
 from app.core.stage_jobs import (
     EndOfReply,
     ExtractJob,
@@ -43,6 +43,7 @@ StageJob = (
     | JudgeEndOfTurn
     | SetListening
     | SetVoiceGate
+    | SetTap
 )
 
 
@@ -70,7 +71,7 @@ class JobRouter:
                 respond(job)
             case ReplyChunk() | EndOfReply() | SetVoice() | PrepareAcknowledgements():
                 speak(job)
-            case JudgeEndOfTurn() | SetListening():
+            case JudgeEndOfTurn() | SetListening() | SetTap():
                 listen(job)
             case _:
                 assert_never(job)
