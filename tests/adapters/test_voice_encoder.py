@@ -85,3 +85,31 @@ def test_a_damaged_checkpoint_is_one_line(tmp_path: Path) -> None:
         VoiceEncoder(path)
     with pytest.raises(EngineLoadError, match="missing"):
         VoiceEncoder(tmp_path / "absent.pt")
+
+
+def _reference_lstm(state: dict[str, np.ndarray], frames: np.ndarray) -> np.ndarray:
+    """PyTorch's LSTM equations, step by step in numpy: the last layer's final state."""
+    def sigmoid(x: np.ndarray) -> np.ndarray:
+        return 1 / (1 + np.exp(-x))
+
+    sequence = frames
+    for n in range(3):
+        w, r = state[f"lstm.weight_ih_l{n}"], state[f"lstm.weight_hh_l{n}"]
+        b = state[f"lstm.bias_ih_l{n}"] + state[f"lstm.bias_hh_l{n}"]
+        h, c, outputs = np.zeros(256), np.zeros(256), []
+        for x in sequence:
+            i, f, g, o = np.split(w @ x + r @ h + b, 4)  # PyTorch's gate order
+            c = sigmoid(f) * c + sigmoid(i) * np.tanh(g)
+            h = sigmoid(o) * np.tanh(c)
+            outputs.append(h)
+        sequence = np.array(outputs)
+    return h
+
+
+def test_the_onnx_graph_computes_the_lstm_as_pytorch_defines_it(encoder: VoiceEncoder) -> None:
+    state = load_legacy_checkpoint(embedded_model_path())["model_state"]
+    frames = np.random.default_rng(0).random((2, 30, 40)).astype(np.float32)
+    (hidden,) = encoder._session.run(["h3"], {"mels": frames.transpose(1, 0, 2).copy()})
+    for partial in range(2):
+        expected = _reference_lstm(state, frames[partial].astype(np.float64))
+        assert np.abs(hidden[0, partial] - expected).max() < 1e-4
