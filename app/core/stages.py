@@ -86,7 +86,8 @@ class Transcriber(Worker[TranscriberJob]):
             self.publish(Transcript(item.turn_id, item.typed, self.clock.now(),
                                     script_language(item.typed)))
             return
-        voice = self.voices.start(item.audio)  # on its own thread, beside the recognizer
+        # on its own thread, beside the recognizer; a reopened turn's words are not judged
+        voice = self.voices.start(item.audio[item.voice_from:])
         text = self.asr.transcribe(item.audio)
         if voice.ignores(text):  # someone else's words go no further than here
             if self.live.is_live(item.turn_id):

@@ -40,6 +40,7 @@ from app.core.turn_commands import (
     ReleaseTurn,
     ResumePlayback,
 )
+from app.core.turn_phase import TurnInFlight
 from app.core.turn_state import TurnState
 
 
@@ -160,6 +161,9 @@ class TurnMachine(TurnState):
         if active is not None and not active.confirmed:
             if active.abandoned:
                 self._active = None
+                if active.carried is not None and active.other_voice:
+                    active.confirmed = True
+                    return self._ask_again(active, event.at)
                 return self._settle(event.at)
             active.confirmed = True
             self.opener.confirmed()
@@ -190,6 +194,7 @@ class TurnMachine(TurnState):
             # so its end of turn does not start it again), and a reply paused under it
             # plays on.
             active.abandoned = True
+            active.other_voice = event.other_voice
             reason = (OTHER_VOICE if event.other_voice
                       else NOT_THE_USER if not_the_user else "no words")
             commands: list[Command] = [
@@ -200,6 +205,8 @@ class TurnMachine(TurnState):
                 self._active = None
             if self._hold.held is not None:
                 commands += self._resume_held(event.at)
+            elif event.other_voice and active.carried is not None:
+                return [*commands, *self._ask_again(active, event.at)]
             elif active.confirmed:
                 commands += self._settle(event.at)
             return commands
@@ -210,6 +217,16 @@ class TurnMachine(TurnState):
             commands += self._respond(active)
         # else: answered once the interrupted reply reports what of it was heard
         return [*commands, *self.end_of_turn.on_words(active, text, event.at)]
+
+    def _ask_again(self, dropped: TurnInFlight, at: float) -> list[Command]:
+        """Another voice spoke before the user's reply was heard: the user's request (that
+        turn was reopened for it) is asked again alone, once the other voice's turn is
+        over (a speculative one: at its end of turn)."""
+        if not dropped.confirmed:
+            return []  # ``_on_end_of_turn`` asks it
+        assert dropped.carried is not None
+        self._active, commands = self.opener.open_carried(dropped.carried, at)
+        return [*commands, *self._set_state(AssistantState.THINKING, at)]
 
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
         commands: list[Command] = []

@@ -20,6 +20,9 @@ class StartTurn:
     held: bool
     typed: str | None = None
     """Words typed in the window: the transcriber passes them on instead of listening."""
+    voice_from: int = 0
+    """Where this utterance's own speech begins in ``audio``: a reopened turn's words in
+    front of it are left out when its voice is judged (``voice_gate``)."""
 
 
 @dataclass(frozen=True)

@@ -156,3 +156,50 @@ def test_the_transcriber_keeps_another_voices_words_to_itself() -> None:
     assert isinstance(known, Transcript) and not known.other_voice
     [anyone] = _transcribe(VoiceGate(), _tone(300), "Did you buy milk?")
     assert isinstance(anyone, Transcript) and anyone.text == "Did you buy milk?"
+
+
+def test_another_voice_before_the_reply_is_heard_leaves_the_request_asked_alone() -> None:
+    """The user asked; another voice spoke before the reply was audible, which reopens the
+    turn (its words joined in front of the next utterance). That utterance is another
+    voice's: it is judged without the user's words, dropped, and the request asked again."""
+    from app.core.events import SpeechStarted, TurnConfirmed
+    from app.core.turn_commands import REOPENED, Respond, StartTurn
+
+    m = machine(speculative=False)
+    m.voices_enrolled = True
+    first = start_of(m.handle(ended(1.3)))
+    cmds = m.handle(SpeechStarted(at=2.0, speech_start=1.9))
+    assert [c.event.reason for c in cmds if isinstance(c, Publish)
+            and isinstance(c.event, TurnCancelled)] == [REOPENED]
+    second = start_of(m.handle(ended(3.0)))
+    assert second.audio.size > first.audio.size  # the user's words in front...
+    assert second.audio[second.voice_from:].size == first.audio.size  # ...not judged
+    cmds = m.handle(Transcript(second.turn_id, "", 3.2, other_voice=True))
+    assert names(cmds) == ["TurnCancelled", "CancelTurn", "TurnStarted", "TurnConfirmed",
+                           "StartTurn"]
+    assert m.state is AssistantState.THINKING
+    again = start_of(cmds)
+    assert np.array_equal(again.audio, first.audio) and again.voice_from == 0
+    assert any(isinstance(c, Publish) and isinstance(c.event, TurnConfirmed) for c in cmds)
+    cmds = m.handle(Transcript(again.turn_id, "What time is it?", 3.5))
+    [respond] = [c for c in cmds if isinstance(c, Respond)]
+    assert [msg.content for msg in respond.messages if msg.role == "user"] == [
+        "What time is it?"]
+    assert isinstance(again, StartTurn)
+
+
+def test_a_speculative_other_voice_asks_the_request_again_at_its_end_of_turn() -> None:
+    from app.core.events import SpeechStarted
+
+    m = machine()
+    m.voices_enrolled = True
+    first = start_of(m.handle(paused()))
+    m.handle(ended(1.3))  # confirmed
+    m.handle(SpeechStarted(at=2.0, speech_start=1.9))  # reopened
+    second = start_of(m.handle(paused(2.8)))
+    cmds = m.handle(Transcript(second.turn_id, "", 3.0, other_voice=True))
+    assert "StartTurn" not in names(cmds)  # not while the other voice's turn is open
+    cmds = m.handle(ended(3.3))
+    again = start_of(cmds)
+    assert np.array_equal(again.audio, first.audio)
+    assert m.live_turn_id == again.turn_id and m.state is AssistantState.THINKING

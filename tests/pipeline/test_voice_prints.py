@@ -51,11 +51,12 @@ def print_a(models: tuple[object, object]) -> VoicePrint:
 
 
 def _run(models: tuple[object, object], persona: Persona, audio: np.ndarray,
-         prints: list[VoicePrint], reply: str = SHORT) -> RunResult:
+         prints: list[VoicePrint], reply: str = SHORT, token_delay_s: float = 0.0) -> RunResult:
     from app.adapters.silero_vad import SileroVad
 
     asr, encoder = models
-    engines = Engines(SileroVad(), asr, FakeLanguageModel(reply), FakeSynthesizer(),  # type: ignore[arg-type]
+    llm = FakeLanguageModel(reply, token_delay_s=token_delay_s)
+    engines = Engines(SileroVad(), asr, llm, FakeSynthesizer(),  # type: ignore[arg-type]
                       speaker=encoder)  # type: ignore[arg-type]
     return run_file(engines, persona, audio, voice_prints=prints, max_wait_s=20.0)
 
@@ -95,6 +96,19 @@ def test_another_voice_does_not_stop_a_reply(
     assert result.other_voice >= 1
     assert result.barge_in_stops, "B's voice paused the reply at its onset"
     assert result.resumed_after_pause >= 1  # and it played on once B was known
+
+
+def test_another_voice_before_the_reply_leaves_the_request_alone(
+        models: tuple[object, object], kai: Persona, print_a: VoicePrint) -> None:
+    """B speaks while A's answer is still being thought of: the turn reopens as if A had
+    gone on, B's words are found to be another voice's, and A's request is asked alone."""
+    audio = np.concatenate([
+        silence(0.5), voice_a("What time is it right now?"), silence(0.9),
+        voice_b("Did anyone buy milk on the way home?"), silence(5.0)])
+    result = _run(models, kai, audio, [print_a], token_delay_s=0.6)  # first words ~2 s late
+    assert [turn.cancelled for turn in result.turns].count("reopened: the user went on") == 1
+    assert _said(result) == ["what time is it right now?"]
+    assert result.other_voice >= 1
 
 
 def test_with_nobody_enrolled_every_voice_is_answered(
