@@ -156,3 +156,28 @@ def test_the_window_opens_it_and_a_reading_is_no_request(
     assert dialog.source is None
     mic = Microphone(pipeline, tone(1.0), silence(1.5))
     qtbot.waitUntil(lambda: bool(turns), timeout=10_000)
+
+
+@pytest.mark.slow
+def test_a_real_reading_makes_a_print_that_knows_its_voice(
+        qtbot: QtBot, tmp_path: Path) -> None:
+    """Piper's joe reads the dialog's sentences (twice: about 17 s of speech); the print the
+    dialog stores knows joe's requests and not eSpeak's."""
+    from app.adapters.voice_encoder import VoiceEncoder
+    from app.core.voice_gate import VoiceGate
+    from app.ui.voices_dialog import SENTENCES
+    from tests.support.voices import voice_a, voice_b
+
+    encoder = VoiceEncoder()
+    reading = np.concatenate([voice_a(s) for s in SENTENCES * 2])
+    store, changes = VoicePrintStore(tmp_path), []
+    source = FileSource(reading, speed=8.0)
+    dialog = VoicesDialog(store, encoder, lambda: source,
+                          lambda prints: changes.append([p.name for p in prints]), "Kai")
+    qtbot.addWidget(dialog)
+    dialog.name_edit.setText("Joe")
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: changes == [["Joe"]], timeout=20_000)
+    gate = VoiceGate(tuple(store.all()))
+    assert gate.known(encoder.embed(voice_a("What time is it right now?")))
+    assert not gate.known(encoder.embed(voice_b("What time is it right now?")))
