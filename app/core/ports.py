@@ -147,6 +147,14 @@ class CallsTools(Protocol):
 
 
 @runtime_checkable
+class ExpectsNames(Protocol):
+    """A recognizer told which names it may hear (the companion's, with voices enrolled):
+    Whisper then spells them as written instead of dropping or mishearing them."""
+
+    def expect_names(self, names: Sequence[str]) -> None: ...
+
+
+@runtime_checkable
 class PinsLanguages(Protocol):
     """A recognizer told which languages the user may speak (pin one, detect among several)."""
 

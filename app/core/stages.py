@@ -28,6 +28,7 @@ from app.core.languages import base_language, script_language
 from app.core.ports import (
     CallsTools,
     Clock,
+    ExpectsNames,
     LanguageModel,
     PinsLanguages,
     PromptStats,
@@ -78,6 +79,8 @@ class Transcriber(Worker[TranscriberJob]):
             return
         if isinstance(item, SetVoiceGate):
             self.voices.gate = item.gate
+            if isinstance(self.asr, ExpectsNames):  # only with voices enrolled: unchanged else
+                self.asr.expect_names(item.gate.names if item.gate.active else ())
             return
         assert isinstance(item, StartTurn)  # the turn machine's command is the job
         if not self.live.is_live(item.turn_id):

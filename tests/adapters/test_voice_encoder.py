@@ -113,3 +113,4 @@ def test_the_onnx_graph_computes_the_lstm_as_pytorch_defines_it(encoder: VoiceEn
     for partial in range(2):
         expected = _reference_lstm(state, frames[partial].astype(np.float64))
         assert np.abs(hidden[0, partial] - expected).max() < 1e-4
+

@@ -203,3 +203,25 @@ def test_a_speculative_other_voice_asks_the_request_again_at_its_end_of_turn() -
     again = start_of(cmds)
     assert np.array_equal(again.audio, first.audio)
     assert m.live_turn_id == again.turn_id and m.state is AssistantState.THINKING
+
+
+def test_the_recognizer_expects_the_names_only_with_voices_enrolled() -> None:
+    from app.core.stage_jobs import SetVoiceGate
+    from app.core.stages import Transcriber
+    from app.core.worker import LiveTurn
+
+    class Recognizer:
+        names: tuple[str, ...] | None = None
+
+        def transcribe(self, audio: np.ndarray) -> str:
+            return ""
+
+        def expect_names(self, names: tuple[str, ...]) -> None:
+            self.names = tuple(names)
+
+    asr = Recognizer()
+    stage = Transcriber(lambda _e: None, asr, LiveTurn(), lambda: 0.0)  # type: ignore[arg-type]
+    stage.handle(SetVoiceGate(VoiceGate(names=("Kai",))))
+    assert asr.names == ()
+    stage.handle(SetVoiceGate(VoiceGate((ALICE,), ("Kai",))))
+    assert asr.names == ("Kai",)
