@@ -89,8 +89,7 @@ class Listener(Worker[ListenerJob]):
         machine holds the reply); otherwise the reply began while the user was talking."""
         self._since_audible = 1 << 30
         self.muted = False
-        self.tap: InputTap | None = None
-        """Where the microphone's audio goes instead while a voice is read in."""
+        self.tap: InputTap | None = None  # takes the audio while a voice is read in (deaf)
         self._pending = np.zeros(0, dtype=np.float32)
         delay = echo.output_delay_samples if isinstance(echo, DelaysOutput) else 0
         self._raw_pending = np.zeros(delay, dtype=np.float32)
@@ -155,11 +154,8 @@ class Listener(Worker[ListenerJob]):
                 for block in taken:
                     if item.at is not None and (block.captured_at or 0.0) > item.at:
                         self.handle(block)
-            case SetTap():
+            case SetTap():  # a voice in progress ends as the frames turn deaf
                 self.tap = item.tap
-                self.endpointer.reset()  # no half-heard utterance on either side of it
-                self.vad.reset()
-                self._hold_replies_for_voice()
             case JudgeEndOfTurn():
                 self._apply_end_of_turn(item)
 
@@ -215,9 +211,8 @@ class Listener(Worker[ListenerJob]):
             self._publish_level(frame, rate)
         # Digital silence (a muted or virtual input, under -60 dBFS) holds no voice: the
         # VAD, most of an idle listener's CPU, is not run on it.
-        quiet = float(np.max(np.abs(frame))) < DIGITAL_SILENCE
-        deaf = self.muted or self.tap is not None
-        probability = 0.0 if deaf or quiet else self.vad.probability(frame)
+        deaf = self.muted or self.tap is not None or np.max(np.abs(frame)) < DIGITAL_SILENCE
+        probability = 0.0 if deaf else self.vad.probability(frame)
         audible = self.playback.speaking or self.playback.paused
         self._since_audible = 0 if self.playback.speaking else self._since_audible + frame.size
         near = self.barge_in.near_assistant(audible, self._since_audible / rate)
@@ -276,14 +271,17 @@ class Listener(Worker[ListenerJob]):
         started = self.playback.sounding_since
         return started is not None and self.clock_time(self.endpointer.speech_start) < started
 
+    def _end_now(self) -> None:
+        ended = self.endpointer.end_now()
+        self._hold_replies_for_voice()  # before the turn's end lets its reply play
+        if ended is not None:
+            self.publish(self._stamp(ended))
+
     def _apply_end_of_turn(self, call: JudgeEndOfTurn) -> None:
         if self.endpointer.pause_at != call.pause_at:
             return  # the user went on (or the silence already ended the turn)
         if call.call is EndOfTurnCall.END_NOW:
-            ended = self.endpointer.end_now()
-            self._hold_replies_for_voice()  # before the turn's end lets its reply play
-            if ended is not None:
-                self.publish(self._stamp(ended))
+            self._end_now()
         elif call.call is EndOfTurnCall.USUAL_SILENCE:
             self.endpointer.wait_usual()
         else:
@@ -296,14 +294,7 @@ class Listener(Worker[ListenerJob]):
         probability = self.turn_detector.complete_probability(pause.audio)
         log.debug("end-of-turn probability %.2f", probability)
         self.publish(EndOfTurnScore(at=pause.at, probability=probability))
-        if self.defer_to_transcript:
-            if probability < self.complete_threshold:
-                self.endpointer.wait_longer()  # unless the words say it is finished
-            return
-        if probability >= self.complete_threshold:
-            ended = self.endpointer.end_now()
-            self._hold_replies_for_voice()  # before the turn's end lets its reply play
-            if ended is not None:
-                self.publish(self._stamp(ended))
-        else:
+        if probability < self.complete_threshold:  # deferred: unless the words say it is done
             self.endpointer.wait_longer()
+        elif not self.defer_to_transcript:  # the turn machine decides once the words are in
+            self._end_now()

@@ -14,9 +14,8 @@ from collections.abc import Callable, Sequence
 
 from app.core.acknowledgement import Acknowledger
 from app.core.events import FloatAudio, PipelineEvent
-from app.core.input_tap import InputTap
 from app.core.listener import Listener
-from app.core.listener_jobs import SetListening, SetTap
+from app.core.listener_jobs import SetListening
 from app.core.metrics import TimelineRecorder
 from app.core.output_ring import OutputFeeder, OutputRing
 from app.core.playback import PlaybackQueue
@@ -258,14 +257,8 @@ class VoicePipeline:
         sampling, reply length and late-answer phrases, each applied on its own thread."""
         self.controller.post(persona)
 
-    def tap_input(self, tap: InputTap | None) -> None:
-        """Hand the microphone's audio to ``tap`` (a voice being read in) instead of
-        listening for turns; None listens again."""
-        self._router.send(SetTap(tap))
-
     def use_voice_prints(self, prints: Sequence[VoicePrint]) -> None:
-        """The enrolled voices: others are heard only when they call the companion by
-        name (none enrolled: every voice is heard)."""
+        """The enrolled voices; others are heard only when they say the persona's name."""
         self.controller.post(UseVoicePrints(tuple(prints)))
 
     def load_conversation(

@@ -37,6 +37,10 @@ class VoiceCheck:
         self.gate = VoiceGate()
         self._pool: ThreadPoolExecutor | None = None
 
+    @property
+    def can_check(self) -> bool:
+        return self.encoder is not None
+
     def start(self, audio: FloatAudio) -> PendingVoice:
         """Begin the voice print of ``audio`` (only when voices are enrolled)."""
         if self.encoder is None or not self.gate.active or audio.size == 0:

@@ -3,8 +3,8 @@ from how many seconds of speech; delete a voice (its file goes from the disk).
 
 With a voice enrolled, the companion answers other voices only when they call it by name
 (``app.core.voice_gate``). The reading is heard through the app's own microphone path
-(``VoicePipeline.tap_input``) and turned into a voice print off the GUI thread; the audio
-itself is never stored.
+(``SetTap`` through ``VoicePipeline.send``) and turned into a voice print off the GUI thread;
+the audio itself is never stored.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from PySide6.QtWidgets import (
 
 from app.core.events import FloatAudio
 from app.core.input_tap import InputTap
+from app.core.listener_jobs import SetTap
 from app.core.pipeline import VoicePipeline
 from app.core.ports import PIPELINE_SAMPLE_RATE, SpeakerEncoder
 from app.core.voice_gate import VoicePrint
@@ -78,13 +79,13 @@ class MicrophoneSource:
         self.tap = InputTap()
 
     def start(self) -> None:
-        self.pipeline.tap_input(self.tap)
+        self.pipeline.send(SetTap(self.tap))
 
     def take(self) -> FloatAudio:
         return self.tap.take()
 
     def stop(self) -> None:
-        self.pipeline.tap_input(None)
+        self.pipeline.send(SetTap(None))
 
 
 def speech_seconds(audio: FloatAudio) -> float:

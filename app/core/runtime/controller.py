@@ -40,15 +40,9 @@ from app.core.runtime.messages import (
 )
 from app.core.runtime.router import JobRouter
 from app.core.runtime.telemetry_hub import TelemetryHub
+from app.core.runtime.voices import EnrolledVoices
 from app.core.runtime.wiring import Stages
-from app.core.stage_jobs import (
-    ExtractJob,
-    SetLanguages,
-    SetReplyOptions,
-    SetVoice,
-    SetVoiceGate,
-    WarmJob,
-)
+from app.core.stage_jobs import ExtractJob, SetLanguages, SetReplyOptions, SetVoice, WarmJob
 from app.core.telemetry import EngineNotice
 from app.core.tool_rounds import ToolWait
 from app.core.turn import TurnMachine
@@ -66,7 +60,6 @@ from app.core.turn_end import EndOfTurnJudge
 from app.core.turn_history import TurnHistory
 from app.core.turn_opening import TurnOpener
 from app.core.turn_phase import Phase
-from app.core.voice_gate import VoiceGate
 
 log = logging.getLogger(__name__)
 
@@ -110,8 +103,7 @@ class Controller:
         self.announcer = Announcer(stages.live, stages.playback, router.send, clock)
         self.first_words = FirstWords(self.announcer)
         self.acknowledger = Acknowledger(stages.playback, stages.live.is_live, self._observe)
-        self.voice_gate = VoiceGate()
-        """The enrolled voices and the persona's names, as the recognizer has them."""
+        self.voices = EnrolledVoices(router, self.machine, stages.transcriber.voices.can_check)
         self._handling = False
         self.on_settled: Callable[[], None] = lambda: None
         """Called when the inbox has been worked off (the pipeline's ``IdleSignal``)."""
@@ -191,7 +183,7 @@ class Controller:
             case UsePersona():
                 self._use_persona(message, now)
             case UseVoicePrints(prints=prints):
-                self._use_voice_gate(VoiceGate(prints, self.voice_gate.names))
+                self.voices.use(prints=prints)
             case Extract():
                 self._extract(message)
             case Shutdown():
@@ -235,16 +227,7 @@ class Controller:
         self.router.send(self.acknowledger.job(  # after the voice: made in the new one
             message.acknowledgement_phrases, message.acknowledgement_after_s,
             self.history.languages[0]))
-        if message.names != self.voice_gate.names:
-            self._use_voice_gate(VoiceGate(self.voice_gate.prints, message.names))
-
-    def _use_voice_gate(self, gate: VoiceGate) -> None:
-        """To the recognizer, which judges each turn's voice; with voices enrolled, speech
-        over a paused reply waits for that judgement instead of interrupting on time."""
-        self.voice_gate = gate
-        encoder = self.stages.transcriber.voices.encoder
-        self.machine.voices_enrolled = gate.active and encoder is not None
-        self.router.send(SetVoiceGate(gate))
+        self.voices.use(names=message.names)
 
     def _extract(self, message: Extract) -> None:
         conversation = self.machine.conversation
