@@ -19,11 +19,9 @@ import numpy as np
 from app.core.events import FloatAudio
 
 SAME_VOICE_SIMILARITY = 0.75
-"""Cosine similarity at or above which an utterance is an enrolled voice. Measured with the
-GE2E encoder (docs/voice-prints.md): same voice 0.73-0.96 (5th percentile 0.84), different
-voices from different engines at most 0.69; sibling voices of one synthesizer and two women
-on a telephone line overlap (0.7-0.9). Missing the user costs more than answering a
-flatmate, so the bar sits near the bottom of the same-voice range."""
+"""Cosine similarity at or above which an utterance is an enrolled voice: near the bottom of
+the same-voice range, since missing the user costs more than answering a flatmate (the
+numbers: ``hanasu bench voices``, docs/audio.md)."""
 
 
 @dataclass(frozen=True)
