@@ -20,6 +20,7 @@ from app.core.ports import (
     ChatMessage,
     EchoCanceller,
     LanguageModel,
+    SpeakerEncoder,
     SpeechSynthesizer,
     TurnDetector,
 )
@@ -123,12 +124,14 @@ def build_engines(
         from app.adapters.fakes import (
             FakeLanguageModel,
             FakeRecognizer,
+            FakeSpeakerEncoder,
             FakeSynthesizer,
             FakeVoiceActivity,
         )
 
         fake_llm = _server_llm(choice) if choice.llm_url is not None else FakeLanguageModel()
-        return Engines(FakeVoiceActivity(), FakeRecognizer(), fake_llm, FakeSynthesizer())
+        return Engines(FakeVoiceActivity(), FakeRecognizer(), fake_llm, FakeSynthesizer(),
+                       speaker=FakeSpeakerEncoder())
 
     from app.adapters.llama_llm import LlamaLanguageModel
     from app.adapters.multilingual_asr import LanguageAwareRecognizer, load_multilingual_whisper
@@ -161,9 +164,10 @@ def build_engines(
             llm_languages = EMBEDDED_LLM_LANGUAGES
     loading("tts", "Loading voice")
     tts, notices = _voice(choice, progress)
+    speaker = build_speaker_encoder()
     _note(progress, f"Engines ready in {time.perf_counter() - started:.1f} s")
     return Engines(vad=vad, asr=asr, llm=llm, tts=tts, notices=notices,
-                   llm_languages=llm_languages)
+                   llm_languages=llm_languages, speaker=speaker)
 
 
 def repair_hint(model: ResolvedModel) -> str:
@@ -270,6 +274,18 @@ def build_echo_canceller() -> EchoCanceller:
     from app.adapters.echo import WebRtcEchoCanceller
 
     return WebRtcEchoCanceller()
+
+
+def build_speaker_encoder() -> SpeakerEncoder | None:
+    """The voice print encoder, or None (every voice is heard) when it is not installed."""
+    from app.adapters.errors import EngineLoadError
+    from app.adapters.voice_encoder import VoiceEncoder
+
+    try:
+        return VoiceEncoder()
+    except EngineLoadError as exc:
+        log.warning("voices are not told apart: %s", exc)
+        return None
 
 
 def build_turn_detector() -> TurnDetector | None:

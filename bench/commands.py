@@ -27,6 +27,7 @@ SUBCOMMANDS = {
     "tools": ("bench.tools", "a tool round trip's cost; does a real model call set_timer"),
     "soak": ("bench.soak", "1,000 fake-engine turns on the window: RSS growth, GUI stalls"),
     "lipsync": ("bench.lipsync", "mouth-shape onsets against the played audio per voice"),
+    "voices": ("bench.voices", "voice prints: same vs other voice similarity, time per print"),
 }
 """name -> (module with add_arguments/main, description)."""
 

@@ -84,6 +84,7 @@ class LanguageAwareRecognizer:
         self._t2s: Any = None
         self._t2s_missing = False
         self._short_window: bool | None = None
+        self._names: tuple[str, ...] = ()
 
     @property
     def short_window(self) -> bool:
@@ -125,6 +126,13 @@ class LanguageAwareRecognizer:
             self._configure(self._ensure_multilingual())
         elif self._multilingual is not None:
             self._configure(self._multilingual)
+
+    def expect_names(self, names: Sequence[str]) -> None:
+        """The names the user may say, for both models (one loaded later too)."""
+        self._names = tuple(names)
+        for recognizer in (self._english, self._multilingual):
+            if recognizer is not None and hasattr(recognizer, "expect_names"):
+                recognizer.expect_names(self._names)
 
     def prepare(self) -> None:
         """Load whatever the current languages need now (before the user speaks)."""
@@ -178,6 +186,8 @@ class LanguageAwareRecognizer:
             raise
         if self._short_window is not None and hasattr(loaded, "short_window"):
             loaded.short_window = self._short_window
+        if self._names and hasattr(loaded, "expect_names"):
+            loaded.expect_names(self._names)
         warm = getattr(loaded, "warm", None)
         if callable(warm):  # loaded ahead of the turns (set_languages): warm it there too
             warm()

@@ -9,12 +9,13 @@ from typing import Any
 from app.adapters.errors import EngineLoadError, first_line
 
 
-def cpu_session(path: Path, what: str, threads: int = 1) -> Any:
+def cpu_session(path: Path | bytes, what: str, threads: int = 1) -> Any:
     """An onnxruntime CPU session, sequential and quiet; ``what`` names the model in errors.
+    ``path`` may be the model itself (one built in memory).
 
     These models run every few tens of milliseconds beside the LLM and ASR, so they get
     one thread each rather than competing for every core."""
-    if not path.is_file():
+    if isinstance(path, Path) and not path.is_file():
         raise EngineLoadError(f"{what} not found: {path}")
     import onnxruntime as ort
 
@@ -26,7 +27,9 @@ def cpu_session(path: Path, what: str, threads: int = 1) -> Any:
     opts.log_severity_level = 4
     try:
         return ort.InferenceSession(
-            os.fspath(path), sess_options=opts, providers=["CPUExecutionProvider"]
+            path if isinstance(path, bytes) else os.fspath(path), sess_options=opts,
+            providers=["CPUExecutionProvider"],
         )
     except Exception as exc:
-        raise EngineLoadError(f"{what} {path} could not be loaded: {first_line(exc)}") from exc
+        where = "" if isinstance(path, bytes) else f" {path}"
+        raise EngineLoadError(f"{what}{where} could not be loaded: {first_line(exc)}") from exc

@@ -12,7 +12,7 @@ import logging
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -25,6 +25,7 @@ from app.core.metrics import TurnTimeline
 from app.core.pipeline import Engines, MonotonicClock, PipelineConfig, VoicePipeline
 from app.core.ports import EchoCanceller, TurnDetector
 from app.core.telemetry import EngineNotice, ReplyFailed
+from app.core.voice_gate import VoicePrint
 from app.personas import Persona
 from app.personas.switch import persona_switch
 from app.personas.text import plain_text
@@ -57,6 +58,8 @@ class RunResult:
     """Seconds from each voice onset over a reply to the reply pausing."""
     resumed_after_pause: int = 0
     not_the_user: int = 0
+    other_voice: int = 0
+    """Turns dropped as a voice that is not enrolled (``voice_gate``)."""
     interrupted: bool = False
     """Stopped early by a signal: ``output`` holds what was played until then."""
     failures: list[str] = field(default_factory=list)
@@ -78,6 +81,7 @@ def run_file(
     new_conversation: bool = False,
     mcp: McpHub | None = None,
     on_question: Callable[[PendingCall], None] | None = None,
+    voice_prints: Sequence[VoicePrint] = (),
 ) -> RunResult:
     """Stream ``audio`` through a fresh pipeline in real time; return the speaker track.
 
@@ -85,7 +89,8 @@ def run_file(
     so far and has ``interrupted`` set. With a ``keeper`` the persona's saved
     conversation is resumed (or a new one started) and every exchange is saved to it;
     the ``mcp`` hub's ticked tools are offered beside the built-ins (both need a keeper),
-    and ``on_question`` is told of each call that waits for the user's yes.
+    and ``on_question`` is told of each call that waits for the user's yes. With
+    ``voice_prints`` other voices are heard only when they call the persona by name.
     """
     stop = stop if stop is not None else threading.Event()
     clock = MonotonicClock()
@@ -94,6 +99,8 @@ def run_file(
     )
     # its languages, voice and "Hmm," phrases, made ready before the clock starts
     pipeline.use_persona(persona_switch(persona, fresh_conversation=False))
+    if voice_prints:
+        pipeline.use_voice_prints(voice_prints)
     problems = _Problems()
     pipeline.add_observer(problems)
     speaker = FileSpeaker(engines.tts.sample_rate, clock)
@@ -137,6 +144,7 @@ def run_file(
         barge_in_stops=pipeline.recorder.barge_in_stops,
         resumed_after_pause=pipeline.recorder.resumed_after_pause,
         not_the_user=pipeline.recorder.not_the_user,
+        other_voice=pipeline.recorder.other_voice,
         interrupted=interrupted,
         failures=problems.failures(),
     )

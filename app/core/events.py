@@ -118,6 +118,9 @@ class Transcript:
     at: float
     language: str | None = None
     """Base code of the language heard ("en", "ja", "zh"); None when unknown or no words."""
+    other_voice: bool = False
+    """Not an enrolled voice, and the companion's name was not said (``voice_gate``): not
+    for the companion. Its words are not passed on (``text`` is empty)."""
 
 
 @dataclass(frozen=True)

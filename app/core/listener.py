@@ -26,8 +26,9 @@ from app.core.events import (
 )
 from app.core.input_guard import NonFiniteGuard
 from app.core.input_ring import InputRing
+from app.core.input_tap import InputTap
 from app.core.level_meter import LevelThrottle
-from app.core.listener_jobs import ListenerJob, MicBlock, SetListening
+from app.core.listener_jobs import ListenerJob, MicBlock, SetListening, SetTap
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
     PIPELINE_SAMPLE_RATE,
@@ -90,6 +91,7 @@ class Listener(Worker[ListenerJob]):
         machine holds the reply); otherwise the reply began while the user was talking."""
         self._since_audible = 1 << 30
         self.muted = False
+        self.tap: InputTap | None = None  # takes the audio while a voice is read in (deaf)
         self._pending = np.zeros(0, dtype=np.float32)
         delay = echo.output_delay_samples if isinstance(echo, DelaysOutput) else 0
         self._raw_pending = np.zeros(delay, dtype=np.float32)
@@ -154,6 +156,8 @@ class Listener(Worker[ListenerJob]):
                 for block in taken:
                     if item.at is not None and (block.captured_at or 0.0) > item.at:
                         self.handle(block)
+            case SetTap():  # a voice in progress ends as the frames turn deaf
+                self.tap = item.tap
             case JudgeEndOfTurn():
                 self._apply_end_of_turn(item)
 
@@ -163,6 +167,8 @@ class Listener(Worker[ListenerJob]):
         if self.echo_in is not None:
             self._raw_pending = np.concatenate([self._raw_pending, samples])
             samples = self.echo_in.process(samples, recorded_from)
+        if self.tap is not None:
+            self.tap.put(samples)  # and counted below as heard by nobody, like muted
         self._pending = np.concatenate([self._pending, samples.astype(np.float32, copy=False)])
         size = self.vad.frame_size
         while self._pending.size >= size:
@@ -207,8 +213,8 @@ class Listener(Worker[ListenerJob]):
             self._publish_level(frame, rate)
         # Digital silence (a muted or virtual input, under -60 dBFS) holds no voice: the
         # VAD, most of an idle listener's CPU, is not run on it.
-        quiet = float(np.max(np.abs(frame))) < DIGITAL_SILENCE
-        probability = 0.0 if self.muted or quiet else self.vad.probability(frame)
+        deaf = self.muted or self.tap is not None or np.max(np.abs(frame)) < DIGITAL_SILENCE
+        probability = 0.0 if deaf else self.vad.probability(frame)
         audible = self.playback.speaking or self.playback.paused
         self._since_audible = 0 if self.playback.speaking else self._since_audible + frame.size
         near = self.barge_in.near_assistant(audible, self._since_audible / rate)
@@ -267,14 +273,17 @@ class Listener(Worker[ListenerJob]):
         started = self.playback.sounding_since
         return started is not None and self.clock_time(self.endpointer.speech_start) < started
 
+    def _end_now(self) -> None:
+        ended = self.endpointer.end_now()
+        self._hold_replies_for_voice()  # before the turn's end lets its reply play
+        if ended is not None:
+            self.publish(self._stamp(ended))
+
     def _apply_end_of_turn(self, call: JudgeEndOfTurn) -> None:
         if self.endpointer.pause_at != call.pause_at:
             return  # the user went on (or the silence already ended the turn)
         if call.call is EndOfTurnCall.END_NOW:
-            ended = self.endpointer.end_now()
-            self._hold_replies_for_voice()  # before the turn's end lets its reply play
-            if ended is not None:
-                self.publish(self._stamp(ended))
+            self._end_now()
         elif call.call is EndOfTurnCall.USUAL_SILENCE:
             self.endpointer.wait_usual()
         else:
@@ -287,14 +296,7 @@ class Listener(Worker[ListenerJob]):
         probability = self.turn_detector.complete_probability(pause.audio)
         log.debug("end-of-turn probability %.2f", probability)
         self.publish(EndOfTurnScore(at=pause.at, probability=probability))
-        if self.defer_to_transcript:
-            if probability < self.complete_threshold:
-                self.endpointer.wait_longer()  # unless the words say it is finished
-            return
-        if probability >= self.complete_threshold:
-            ended = self.endpointer.end_now()
-            self._hold_replies_for_voice()  # before the turn's end lets its reply play
-            if ended is not None:
-                self.publish(self._stamp(ended))
-        else:
+        if probability < self.complete_threshold:  # deferred: unless the words say it is done
             self.endpointer.wait_longer()
+        elif not self.defer_to_transcript:  # the turn machine decides once the words are in
+            self._end_now()

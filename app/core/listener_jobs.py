@@ -8,6 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from app.core.events import FloatAudio
+from app.core.input_tap import InputTap
 from app.core.ports import PIPELINE_SAMPLE_RATE
 from app.core.turn_commands import JudgeEndOfTurn
 
@@ -28,6 +29,14 @@ class SetListening:
     it are taken as they were (None: every block waiting is)."""
 
 
+@dataclass(frozen=True)
+class SetTap:
+    """Hand what the microphone hears to ``tap`` instead of listening for turns (None:
+    listen again)."""
+
+    tap: InputTap | None
+
+
 def to_pipeline_rate(samples: FloatAudio, rate: int) -> FloatAudio:
     """Linear resampling; good enough for an echo reference, and free of native libraries."""
     if rate == PIPELINE_SAMPLE_RATE or samples.size == 0:
@@ -37,4 +46,4 @@ def to_pipeline_rate(samples: FloatAudio, rate: int) -> FloatAudio:
     return np.interp(positions, np.arange(samples.size), samples).astype(np.float32)
 
 
-ListenerJob = MicBlock | SetListening | JudgeEndOfTurn
+ListenerJob = MicBlock | SetListening | SetTap | JudgeEndOfTurn

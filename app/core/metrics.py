@@ -28,7 +28,7 @@ from app.core.events import (
     TurnStarted,
 )
 from app.core.telemetry import PrefixReuse, TokenDelta
-from app.core.turn_commands import NOT_THE_USER
+from app.core.turn_commands import NOT_THE_USER, OTHER_VOICE
 
 
 @dataclass
@@ -130,6 +130,8 @@ class TimelineRecorder:
         """Pauses that ended with the reply playing on (a cough, an echo, a backchannel)."""
         self.not_the_user = 0
         """Speech over the assistant dropped as echo, hallucination or backchannel."""
+        self.other_voice = 0
+        """Turns dropped because a voice not enrolled spoke without calling the companion."""
 
     def _turn(self, turn_id: int) -> TurnTimeline | None:
         return self.turns.get(turn_id)
@@ -143,6 +145,8 @@ class TimelineRecorder:
             return
         if isinstance(event, TurnCancelled) and event.reason == NOT_THE_USER:
             self.not_the_user += 1
+        if isinstance(event, TurnCancelled) and event.reason == OTHER_VOICE:
+            self.other_voice += 1
         if isinstance(event, TurnStarted):
             if self.keep is not None:
                 for old in [t for t in self.turns if t <= event.turn_id - self.keep]:

@@ -37,6 +37,7 @@ from app.core.runtime.messages import (
     Shutdown,
     TypedRequest,
     UsePersona,
+    UseVoicePrints,
 )
 from app.core.runtime.router import JobRouter, StageJob
 from app.core.runtime.telemetry_hub import Observer, TelemetryHub
@@ -48,6 +49,7 @@ from app.core.telemetry import TelemetryEvent
 from app.core.tool_rounds import ToolRunner
 from app.core.turn import TurnMachine
 from app.core.turn_history import ContextProvider, ReplyScript
+from app.core.voice_gate import VoicePrint
 from app.core.worker import LiveTurn
 from app.tools.spec import ToolSpec
 
@@ -254,6 +256,10 @@ class VoicePipeline:
         """Switch persona: its prompt (a fresh conversation, warmed), languages, voice,
         sampling, reply length and late-answer phrases, each applied on its own thread."""
         self.controller.post(persona)
+
+    def use_voice_prints(self, prints: Sequence[VoicePrint]) -> None:
+        """The enrolled voices; others are heard only when they say the persona's name."""
+        self.controller.post(UseVoicePrints(tuple(prints)))
 
     def load_conversation(
         self, prompt: str, exchanges: Sequence[tuple[str, str]] = (), key: object = None

@@ -85,6 +85,12 @@ class TurnDetector(Protocol):
     def complete_probability(self, audio: FloatAudio) -> float: ...
 
 
+class SpeakerEncoder(Protocol):
+    """A voice print of 16 kHz mono speech: a unit vector, close (cosine) for one voice."""
+
+    def embed(self, audio: FloatAudio) -> FloatAudio: ...
+
+
 class EchoCanceller(Protocol):
     """Removes what the speaker played from what the microphone hears (16 kHz mono).
 
@@ -138,6 +144,14 @@ class CallsTools(Protocol):
         """Go on with the reply after ``written``: its own text so far, calls included,
         and the app's responses, in the model's format."""
         ...
+
+
+@runtime_checkable
+class ExpectsNames(Protocol):
+    """A recognizer told which names it may hear (the companion's, with voices enrolled):
+    Whisper then spells them as written instead of dropping or mishearing them."""
+
+    def expect_names(self, names: Sequence[str]) -> None: ...
 
 
 @runtime_checkable

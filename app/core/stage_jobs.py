@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from app.core.ports import ChatMessage
 from app.core.tool_rounds import ToolRunner, ToolWait
+from app.core.voice_gate import VoiceGate
 from app.tools.spec import ToolSpec
 
 
@@ -21,6 +22,14 @@ class SetLanguages:
     methods ignore it."""
 
     languages: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SetVoiceGate:
+    """For the recognizer: the enrolled voices and the companion's names, which decide
+    whether a turn's words are for the companion (``voice_gate``)."""
+
+    gate: VoiceGate
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from app.core.events import (
 from app.core.held_audio import stream_end
 from app.core.turn_commands import (
     NOT_THE_USER,
+    OTHER_VOICE,
     USER_RESUMED,
     CancelTurn,
     Command,
@@ -39,6 +40,7 @@ from app.core.turn_commands import (
     ReleaseTurn,
     ResumePlayback,
 )
+from app.core.turn_phase import TurnInFlight
 from app.core.turn_state import TurnState
 
 
@@ -159,6 +161,9 @@ class TurnMachine(TurnState):
         if active is not None and not active.confirmed:
             if active.abandoned:
                 self._active = None
+                if active.carried is not None and active.other_voice:
+                    active.confirmed = True
+                    return self._ask_again(active, event.at)
                 return self._settle(event.at)
             active.confirmed = True
             self.opener.confirmed()
@@ -182,21 +187,26 @@ class TurnMachine(TurnState):
             return []
         text = event.text.strip()
         not_the_user = active.over_assistant and self._hold.not_the_user(text)
-        if not text or not_the_user:
-            # Nothing was said (a noise), or speech over the assistant that was its own
-            # echo, a hallucination on it, or a backchannel: drop the turn (a speculative
-            # one stays marked abandoned so its end of turn does not start it again), and
-            # a reply paused under it plays on.
+        if not text or not_the_user or event.other_voice:
+            # Nothing was said (a noise), speech over the assistant that was its own echo,
+            # a hallucination on it, or a backchannel, or a voice not enrolled that did not
+            # call the companion: drop the turn (a speculative one stays marked abandoned
+            # so its end of turn does not start it again), and a reply paused under it
+            # plays on.
             active.abandoned = True
+            active.other_voice = event.other_voice
+            reason = (OTHER_VOICE if event.other_voice
+                      else NOT_THE_USER if not_the_user else "no words")
             commands: list[Command] = [
-                Publish(TurnCancelled(active.turn_id, event.at,
-                                      NOT_THE_USER if not_the_user else "no words")),
+                Publish(TurnCancelled(active.turn_id, event.at, reason)),
                 CancelTurn(active.turn_id),
             ]
             if active.confirmed:
                 self._active = None
             if self._hold.held is not None:
                 commands += self._resume_held(event.at)
+            elif event.other_voice and active.carried is not None:
+                return [*commands, *self._ask_again(active, event.at)]
             elif active.confirmed:
                 commands += self._settle(event.at)
             return commands
@@ -207,6 +217,16 @@ class TurnMachine(TurnState):
             commands += self._respond(active)
         # else: answered once the interrupted reply reports what of it was heard
         return [*commands, *self.end_of_turn.on_words(active, text, event.at)]
+
+    def _ask_again(self, dropped: TurnInFlight, at: float) -> list[Command]:
+        """Another voice spoke before the user's reply was heard: the user's request (that
+        turn was reopened for it) is asked again alone, once the other voice's turn is
+        over (a speculative one: at its end of turn)."""
+        if not dropped.confirmed:
+            return []  # ``_on_end_of_turn`` asks it
+        assert dropped.carried is not None
+        self._active, commands = self.opener.open_carried(dropped.carried, at)
+        return [*commands, *self._set_state(AssistantState.THINKING, at)]
 
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
         commands: list[Command] = []

@@ -20,6 +20,9 @@ class StartTurn:
     held: bool
     typed: str | None = None
     """Words typed in the window: the transcriber passes them on instead of listening."""
+    voice_from: int = 0
+    """Where this utterance's own speech begins in ``audio``: a reopened turn's words in
+    front of it are left out when its voice is judged (``voice_gate``)."""
 
 
 @dataclass(frozen=True)
@@ -78,3 +81,5 @@ USER_RESUMED = "user resumed"
 """``TurnCancelled.reason`` of a turn whose words were carried into the next one."""
 NOT_THE_USER = "not the user: echo, noise or a backchannel"
 """``TurnCancelled.reason`` of speech over the assistant whose words were not a request."""
+OTHER_VOICE = "another voice: not enrolled, not called by name"
+"""``TurnCancelled.reason`` of a turn in a voice that is not enrolled (``voice_gate``)."""

@@ -31,9 +31,11 @@ class TurnOpener:
         """A new turn for the utterance ``event`` ends (held: speculative, not yet
         confirmed) and the commands that announce it and start its recognition."""
         at, speech_start, speech_end = event.at, event.speech_start, event.speech_end
+        carried = self._carry.audio
         utterance = self._carry.onto(HeldAudio(event.audio, stream_end(event)))
+        joined = carried if carried is not None and self._carry.audio is not None else None
         turn = TurnInFlight(turn_id=self._next_id, confirmed=not held, audio=utterance,
-                            over_assistant=over_assistant)
+                            over_assistant=over_assistant, carried=joined)
         self._next_id += 1
         commands: list[Command] = [
             Publish(TurnStarted(turn.turn_id, at, speech_start, speech_end, speculative=held))
@@ -41,8 +43,19 @@ class TurnOpener:
         if not held:
             self.confirmed()
             commands.append(Publish(TurnConfirmed(turn.turn_id, at, speech_start, speech_end)))
-        commands.append(StartTurn(turn.turn_id, utterance.samples, held))
+        own = utterance.samples.size - event.audio.size if joined is not None else 0
+        commands.append(StartTurn(turn.turn_id, utterance.samples, held, voice_from=max(0, own)))
         return turn, commands
+
+    def open_carried(self, words: HeldAudio, at: float) -> tuple[TurnInFlight, list[Command]]:
+        """A confirmed turn for a reopened turn's words alone: what joined them was another
+        voice, not the user going on, so the user's request is asked again as it was."""
+        turn = TurnInFlight(turn_id=self._next_id, confirmed=True, audio=words)
+        self._next_id += 1
+        self.confirmed()
+        return turn, [Publish(TurnStarted(turn.turn_id, at, at, at, speculative=False)),
+                      Publish(TurnConfirmed(turn.turn_id, at, at, at)),
+                      StartTurn(turn.turn_id, words.samples, False)]
 
     def open_typed(self, text: str, at: float) -> tuple[TurnInFlight, list[Command]]:
         """A confirmed turn for words typed in the window (no audio to recognise)."""

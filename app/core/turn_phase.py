@@ -111,6 +111,11 @@ class TurnInFlight:
     typed: str | None = None
     """Words typed in the window (no audio): reopened, they go in front of the next
     transcript instead."""
+    other_voice: bool = False
+    """Its words were another voice's (dropped, ``voice_gate``)."""
+    carried: HeldAudio | None = None
+    """A reopened turn's words joined in front of this utterance (asked again alone if this
+    utterance turns out to be another voice's)."""
 
     def reply_audible_at(self, speech_start: float) -> bool:
         """Whether its reply was audible when speech starting then *began*. Speech confirmed

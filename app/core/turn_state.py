@@ -36,6 +36,9 @@ class TurnState:
     end_of_turn: EndOfTurnJudge = field(default_factory=EndOfTurnJudge)
     state: AssistantState = AssistantState.IDLE
     muted: bool = False
+    voices_enrolled: bool = False
+    """Each turn's voice is checked with its words (``voice_gate``): speech over a paused
+    reply waits for them rather than interrupting it on time alone."""
     _active: TurnInFlight | None = None
     _user_speaking: bool = False
     _speech_over_assistant: bool = False
@@ -66,7 +69,7 @@ class TurnState:
 
     def next_deadline(self) -> float | None:
         """When ``tick`` has something to do next (None: nothing is waiting)."""
-        return self._hold.deadline()
+        return None if self.voices_enrolled else self._hold.deadline()
 
     def tick(self, now: float) -> list[Command]:
         """The machine's one deadline: speech that goes on over a paused reply is a

@@ -22,4 +22,5 @@ def persona_switch(persona: Persona, *, fresh_conversation: bool, own_voice: boo
         acknowledgement_after_s=ack.after_s,
         acknowledgement_phrases=tuple(ack.phrases_for(persona.language)),
         tool_waiting_lines=tuple(ack.tool_lines_for(persona.language)),
+        names=(persona.name,),
     )

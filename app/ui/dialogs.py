@@ -1,20 +1,23 @@
-"""Opens Settings, Models and Tool servers from the window, and applies saved settings by
-restarting."""
+"""Opens Settings, Models, Tool servers and Voices from the window, and applies saved
+settings by restarting."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject
 
+from app.core.voice_gate import VoicePrint
 from app.storage.settings import Settings, SettingsError, save_settings
+from app.storage.voice_prints import VoicePrintStore
 from app.ui import keyboard
 from app.ui.models_dialog import ModelsDialog
 from app.ui.plain import warn
 from app.ui.session import Session
 from app.ui.settings_dialog import SettingsDialog
 from app.ui.tool_servers_dialog import ToolServersDialog
+from app.ui.voices_dialog import MicrophoneSource, VoicesDialog
 from app.ui.window import MainWindow
 
 log = logging.getLogger(__name__)
@@ -32,6 +35,8 @@ class DialogLauncher(QObject):
         window.models_requested.connect(self.open_models)
         self._tool_servers: ToolServersDialog | None = None
         window.menus.tool_servers_action.triggered.connect(self.open_tool_servers)
+        self._voices: VoicesDialog | None = None
+        window.menus.voices_action.triggered.connect(self.open_voices)
 
     def open_settings(self) -> None:
         dialog = SettingsDialog(self._window.settings, self._window)
@@ -58,3 +63,22 @@ class DialogLauncher(QObject):
             self._tool_servers = ToolServersDialog(self._session.mcp, self._window)
         self._tool_servers.show()
         self._tool_servers.raise_()
+
+    def open_voices(self) -> VoicesDialog:
+        """The enrolled voices; a change reaches the running pipeline at once."""
+        if self._voices is None or not self._voices.isVisible():
+            pipeline = self._session.pipeline
+            encoder = pipeline.engines.speaker if pipeline is not None else None
+
+            def changed(prints: Sequence[VoicePrint]) -> None:
+                running = self._session.pipeline
+                if running is not None:
+                    running.use_voice_prints(prints)
+
+            source = (None if pipeline is None
+                      else (lambda: MicrophoneSource(pipeline)))
+            self._voices = VoicesDialog(VoicePrintStore(), encoder, source, changed,
+                                        self._window.persona.name, self._window)
+        self._voices.show()
+        self._voices.raise_()
+        return self._voices

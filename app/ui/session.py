@@ -33,6 +33,7 @@ from app.storage.check_ins import CheckIns
 from app.storage.keeper import Keeper
 from app.storage.settings import Settings, pipeline_config
 from app.storage.tool_desk import ToolDesk, attach_tools
+from app.storage.voice_prints import VoicePrintStore
 from app.tools.mcp_hub import McpHub
 from app.ui.notices import Notice
 from app.ui.tasks import BackgroundTask, Report
@@ -175,6 +176,7 @@ class Session(QObject):
             turn_detector=detector,
         )
         pipeline.add_observer(self._post)
+        pipeline.use_voice_prints(VoicePrintStore().all())  # Hanasu → Voices
         if self.keeper is not None:  # the window loads the conversation on ready
             pipeline.add_observer(self.keeper.observer(pipeline))
             pipeline.set_context_provider(self.keeper.context)

@@ -4,7 +4,7 @@ mouth follows the same level, its face each sentence's emotion and the user's pa
 
 from __future__ import annotations
 
-from app.core.turn_commands import NOT_THE_USER, REOPENED
+from app.core.turn_commands import NOT_THE_USER, OTHER_VOICE, REOPENED
 from app.ui.avatar import AvatarWidget
 from app.ui.bridge import EventBridge
 from app.ui.transcript import TranscriptView
@@ -32,7 +32,7 @@ class TranscriptFeed:
         bridge.speech_paused.connect(avatar.nod)
 
     def _on_turn_cancelled(self, turn_id: int, reason: str) -> None:
-        if reason in (REOPENED, NOT_THE_USER):  # joined to the next turn / not the user
+        if reason in (REOPENED, NOT_THE_USER, OTHER_VOICE):  # joined on / not the user
             self.transcript.remove(turn_id)
         else:
             self.transcript.model.cancelled(turn_id)

@@ -1,6 +1,6 @@
-"""The main window's menus and shortcuts: Hanasu (Settings, Models, Tool servers, Quit), View (Mute,
-Latency HUD, Timers and reminders, Desktop pet) and Help (About, shortcuts, the data
-folder, reporting a problem).
+"""The main window's menus and shortcuts: Hanasu (Settings, Models, Tool servers, Voices,
+Quit), View (Mute, Latency HUD, Timers and reminders, Desktop pet) and Help (About,
+shortcuts, the data folder, reporting a problem).
 
 The actions are also added to the window itself, so their shortcuts work while the menu
 bar is hidden or another widget has focus.
@@ -32,10 +32,13 @@ class WindowMenus:
         self.models_action.triggered.connect(window.models_requested.emit)
         self.tool_servers_action = QAction("&Tool servers…", window)
         """Opened by ``DialogLauncher`` (it holds the session's MCP hub)."""
+        self.voices_action = QAction("&Voices…", window)
+        """Enrolled voices (``DialogLauncher``: it holds the session's pipeline)."""
         self.quit_action = QAction("&Quit", window)
         self.quit_action.setShortcut(QKeySequence("Ctrl+Q"))
         self.quit_action.triggered.connect(QApplication.quit)
-        menu.addActions([self.settings_action, self.models_action, self.tool_servers_action])
+        menu.addActions([self.settings_action, self.models_action, self.tool_servers_action,
+                         self.voices_action])
         menu.addSeparator()
         menu.addAction(self.quit_action)
         view = window.menuBar().addMenu("&View")

@@ -463,3 +463,16 @@ def test_unmuting_takes_the_blocks_captured_after_it_unmuted_and_those_before_mu
         assert listener.before_poll(SetListening(False, unmuted_at))
         listener.handle(SetListening(False, unmuted_at))
         assert any(isinstance(e, SpeechStarted) for e in events) is heard
+
+
+def test_a_voice_read_in_goes_to_the_tap_not_to_a_turn() -> None:
+    from app.core.events import SpeechStarted
+    from app.core.input_tap import InputTap
+    from app.core.listener_jobs import SetTap
+
+    tap = InputTap()
+    events = listen([SetTap(tap), MicBlock(loud(1.0)), MicBlock(quiet(1.0)), SetTap(None),
+                     MicBlock(loud(1.0)), MicBlock(quiet(1.0))])
+    assert tap.take().size == 32_000 and tap.take().size == 0
+    assert [e.at for e in events if isinstance(e, SpeechStarted)] and len(end_times(events)) == 1
+    assert min(e.at for e in events if isinstance(e, SpeechStarted)) > 2.0  # after the tap

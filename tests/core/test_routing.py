@@ -19,7 +19,7 @@ from app.adapters.fakes import (
 )
 from app.core.acknowledgement import AcknowledgementSounds, PrepareAcknowledgements
 from app.core.events import ReplyChunk, SpeechStarted
-from app.core.listener_jobs import ListenerJob, MicBlock, SetListening
+from app.core.listener_jobs import ListenerJob, MicBlock, SetListening, SetTap
 from app.core.pipeline import Engines, VoicePipeline
 from app.core.runtime.router import StageJob
 from app.core.turn_commands import (
@@ -31,6 +31,7 @@ from app.core.turn_commands import (
     StartTurn,
 )
 from app.core.utterance_text import EndOfTurnCall
+from app.core.voice_gate import VoiceGate
 
 
 def _pipeline() -> VoicePipeline:
@@ -61,6 +62,8 @@ def _sample(job_type: type) -> StageJob:
         PrepareAcknowledgements: PrepareAcknowledgements(AcknowledgementSounds(), (), 1.2),
         JudgeEndOfTurn: JudgeEndOfTurn(0.5, EndOfTurnCall.END_NOW),
         SetListening: SetListening(False),
+        SetTap: SetTap(None),
+        stage_jobs.SetVoiceGate: stage_jobs.SetVoiceGate(VoiceGate()),
     }
     return samples[job_type]
 
@@ -69,7 +72,7 @@ def test_every_stage_job_reaches_exactly_the_workers_that_take_it() -> None:
     """The responder's chunks and the GUI's voice and language switches go through the
     same router as the turn machine's commands, to the worker whose job type lists them."""
     takes = {
-        "transcriber": set(typing.get_args(StartTurn | stage_jobs.SetLanguages)),
+        "transcriber": set(typing.get_args(stages.TranscriberJob)),
         "responder": set(typing.get_args(stages.ResponderJob)),
         "synthesizer": set(typing.get_args(synthesizer.SynthesizerJob)),
         "listener": set(typing.get_args(ListenerJob)) - {MicBlock},

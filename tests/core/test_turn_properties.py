@@ -160,6 +160,23 @@ class TurnOrders(RuleBasedStateMachine):
                 return
 
     @rule()
+    def another_voice_is_heard(self) -> None:
+        """The recognizer's voice check: not an enrolled voice, not called by name."""
+        inbox = self.pipeline.transcriber.inbox
+        while not inbox.empty():
+            job = inbox.get_nowait()
+            if isinstance(job, StartTurn) and self.pipeline.live.is_live(job.turn_id):
+                if job.typed is None:
+                    self.post(Transcript(job.turn_id, "", self.clock.t, other_voice=True))
+                else:
+                    self.post(Transcript(job.turn_id, job.typed, self.clock.t))
+                return
+
+    @rule(enrolled=st.booleans())
+    def voices_are_enrolled(self, enrolled: bool) -> None:
+        self.pipeline.machine.voices_enrolled = enrolled
+
+    @rule()
     def voice_synthesizes(self) -> None:
         inbox = self.pipeline.responder.inbox
         while not inbox.empty():

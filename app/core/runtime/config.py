@@ -10,6 +10,7 @@ from app.core.endpointing import EndpointConfig
 from app.core.languages import base_language, language_name
 from app.core.ports import (
     LanguageModel,
+    SpeakerEncoder,
     SpeechRecognizer,
     SpeechSynthesizer,
     VoiceActivity,
@@ -42,6 +43,8 @@ class Engines:
     """The languages the language model can hold a conversation in (None: any we speak);
     the embedded SmolLM2-135M speaks English only, so a Japanese persona on it gets a
     notice pointing to a model that speaks Japanese (``llm_language_notice``)."""
+    speaker: SpeakerEncoder | None = None
+    """Voice prints, to tell enrolled voices from others (None: every voice is heard)."""
 
 
 def llm_language_notice(engines: Engines, persona_name: str,

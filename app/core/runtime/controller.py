@@ -36,9 +36,11 @@ from app.core.runtime.messages import (
     Shutdown,
     TypedRequest,
     UsePersona,
+    UseVoicePrints,
 )
 from app.core.runtime.router import JobRouter
 from app.core.runtime.telemetry_hub import TelemetryHub
+from app.core.runtime.voices import EnrolledVoices
 from app.core.runtime.wiring import Stages
 from app.core.stage_jobs import ExtractJob, SetLanguages, SetReplyOptions, SetVoice, WarmJob
 from app.core.telemetry import EngineNotice
@@ -101,6 +103,7 @@ class Controller:
         self.announcer = Announcer(stages.live, stages.playback, router.send, clock)
         self.first_words = FirstWords(self.announcer)
         self.acknowledger = Acknowledger(stages.playback, stages.live.is_live, self._observe)
+        self.voices = EnrolledVoices(router, self.machine, stages.transcriber.voices.can_check)
         self._handling = False
         self.on_settled: Callable[[], None] = lambda: None
         """Called when the inbox has been worked off (the pipeline's ``IdleSignal``)."""
@@ -179,6 +182,8 @@ class Controller:
                 self._load(message, now)
             case UsePersona():
                 self._use_persona(message, now)
+            case UseVoicePrints(prints=prints):
+                self.voices.use(prints=prints)
             case Extract():
                 self._extract(message)
             case Shutdown():
@@ -222,6 +227,7 @@ class Controller:
         self.router.send(self.acknowledger.job(  # after the voice: made in the new one
             message.acknowledgement_phrases, message.acknowledgement_after_s,
             self.history.languages[0]))
+        self.voices.use(names=message.names)
 
     def _extract(self, message: Extract) -> None:
         conversation = self.machine.conversation

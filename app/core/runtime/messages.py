@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from app.core.events import PipelineEvent
+from app.core.voice_gate import VoicePrint
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,15 @@ class UsePersona:
     """Said when an answer is late; none turns them off."""
     tool_waiting_lines: tuple[str, ...] = ()
     """Said when a tool the model called is that late; none: it waits in silence."""
+    names: tuple[str, ...] = ()
+    """What the companion is called: a voice that is not enrolled is heard when it says one."""
+
+
+@dataclass(frozen=True)
+class UseVoicePrints:
+    """The enrolled voices (none: every voice is heard, as before any enrolment)."""
+
+    prints: tuple[VoicePrint, ...]
 
 
 @dataclass(frozen=True)
@@ -90,5 +100,5 @@ class Shutdown:
 
 
 ControlCommand = (SetMuted | Say | Announce | TypedRequest | LoadConversation | UsePersona
-                  | Extract | Shutdown)
+                  | UseVoicePrints | Extract | Shutdown)
 ControlMessage = ControlCommand | PipelineEvent

@@ -12,13 +12,14 @@ from typing import TYPE_CHECKING, assert_never
 
 from app.core.acknowledgement import PrepareAcknowledgements
 from app.core.events import ReplyChunk
-from app.core.listener_jobs import SetListening
+from app.core.listener_jobs import SetListening, SetTap
 from app.core.stage_jobs import (
     EndOfReply,
     ExtractJob,
     SetLanguages,
     SetReplyOptions,
     SetVoice,
+    SetVoiceGate,
     UseTools,
     WarmJob,
 )
@@ -41,6 +42,8 @@ StageJob = (
     | PrepareAcknowledgements
     | JudgeEndOfTurn
     | SetListening
+    | SetVoiceGate
+    | SetTap
 )
 
 
@@ -59,7 +62,7 @@ class JobRouter:
         hear, respond = stages.transcriber.inbox.put, stages.responder.inbox.put
         speak, listen = stages.synthesizer.inbox.put, stages.listener.inbox.put
         match job:
-            case StartTurn():
+            case StartTurn() | SetVoiceGate():
                 hear(job)
             case SetLanguages():  # the recognizer pins its language, the voices load
                 hear(job)
@@ -68,7 +71,7 @@ class JobRouter:
                 respond(job)
             case ReplyChunk() | EndOfReply() | SetVoice() | PrepareAcknowledgements():
                 speak(job)
-            case JudgeEndOfTurn() | SetListening():
+            case JudgeEndOfTurn() | SetListening() | SetTap():
                 listen(job)
             case _:
                 assert_never(job)

@@ -86,7 +86,7 @@ def build_stages(
         barge_in=barge_in,
         playback=playback,
         listener=listener,
-        transcriber=Transcriber(publish, engines.asr, live, clock),
+        transcriber=Transcriber(publish, engines.asr, live, clock, engines.speaker),
         responder=Responder(publish, engines.llm, live, clock, router.send,
                             config.max_reply_sentences),
         synthesizer=Synthesizer(publish, engines.tts, live, clock, playback),

@@ -1,0 +1,69 @@
+"""The transcriber's voice check: a turn's voice print is made on a helper thread while the
+recognizer listens to the same audio, so the check adds little to the time to the words
+(the encoder and CTranslate2 both leave Python's lock while they compute)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+
+from app.core.events import FloatAudio
+from app.core.ports import SpeakerEncoder
+from app.core.voice_gate import VoiceGate
+from app.core.worker import HEAVY_WORK_NICENESS, lower_this_threads_priority
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class PendingVoice:
+    """One utterance's voice print on its way, and the gate it will be judged by."""
+
+    gate: VoiceGate
+    embedding: Future[FloatAudio | None] | None = None
+
+    def ignores(self, text: str) -> bool:
+        """Wait for the print; whether the words are for someone other than the companion."""
+        if self.embedding is None or not self.gate.active:
+            return False
+        return self.gate.ignores(self.embedding.result(), text)
+
+
+class VoiceCheck:
+    def __init__(self, encoder: SpeakerEncoder | None) -> None:
+        self.encoder = encoder
+        self.gate = VoiceGate()
+        self._pool: ThreadPoolExecutor | None = None
+
+    @property
+    def can_check(self) -> bool:
+        return self.encoder is not None
+
+    def start(self, audio: FloatAudio) -> PendingVoice:
+        """Begin the voice print of ``audio`` (only when voices are enrolled)."""
+        if self.encoder is None or not self.gate.active or audio.size == 0:
+            return PendingVoice(self.gate)
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(1, thread_name_prefix="voice-print",
+                                            initializer=lower_this_threads_priority,
+                                            initargs=(HEAVY_WORK_NICENESS,))
+        return PendingVoice(self.gate, self._pool.submit(self._embed, self.encoder, audio))
+
+    @staticmethod
+    def _embed(encoder: SpeakerEncoder, audio: FloatAudio) -> FloatAudio | None:
+        started = time.perf_counter()
+        try:
+            embedding = encoder.embed(audio)
+        except Exception:  # a failed check never drops the user's words
+            log.warning("voice print failed; the turn is heard", exc_info=True)
+            return None
+        log.debug("voice print of %.1f s in %.0f ms", audio.size / 16_000,
+                  1000 * (time.perf_counter() - started))
+        return embedding
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None

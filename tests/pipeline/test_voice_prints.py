@@ -1,0 +1,120 @@
+"""Voice prints through the whole pipeline on real speech, in real time: with voice A
+enrolled, A's request is answered, voice B's is ignored (no reply, and it does not stop a
+reply), B calling the persona by name is answered; with nobody enrolled B is answered.
+
+Real Silero VAD, real Whisper tiny.en, the real voice encoder; a scripted language model
+and a tone voice, so the replies are known and their playback is measured exactly."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+
+from app.adapters.fakes import FakeLanguageModel, FakeSynthesizer
+from app.cli.file_session import RunResult, run_file
+from app.core.pipeline import Engines
+from app.core.turn_commands import OTHER_VOICE
+from app.core.voice_gate import VoicePrint
+from app.personas import Persona, load_personas
+from tests.support.voices import ENROLMENT, silence, voice_a, voice_b
+
+pytestmark = pytest.mark.slow
+
+SHORT = "It is noon."
+LONG = ("It is noon, and the sun is high over the roofs of the town, so it may be a good "
+        "moment for lunch.")
+
+
+@pytest.fixture(scope="module")
+def models() -> tuple[object, object]:
+    from app.adapters.voice_encoder import VoiceEncoder
+    from app.adapters.whisper_asr import WhisperRecognizer
+    from app.models.resolve import resolve
+
+    return WhisperRecognizer(resolve("asr").path), VoiceEncoder()
+
+
+@pytest.fixture(scope="module")
+def kai() -> Persona:
+    return load_personas().get("kai")
+
+
+@pytest.fixture(scope="module")
+def print_a(models: tuple[object, object]) -> VoicePrint:
+    encoder = models[1]
+    clips = [voice_a(text) for text in ENROLMENT]
+    embeddings = [encoder.embed(clip) for clip in clips]  # type: ignore[attr-defined]
+    return VoicePrint.from_embeddings("A", embeddings, time.time(),
+                                      sum(c.size for c in clips) / 16_000)
+
+
+def _run(models: tuple[object, object], persona: Persona, audio: np.ndarray,
+         prints: list[VoicePrint], reply: str = SHORT, token_delay_s: float = 0.0) -> RunResult:
+    from app.adapters.silero_vad import SileroVad
+
+    asr, encoder = models
+    llm = FakeLanguageModel(reply, token_delay_s=token_delay_s)
+    engines = Engines(SileroVad(), asr, llm, FakeSynthesizer(),  # type: ignore[arg-type]
+                      speaker=encoder)  # type: ignore[arg-type]
+    return run_file(engines, persona, audio, voice_prints=prints, max_wait_s=20.0)
+
+
+def _said(result: RunResult) -> list[str]:
+    """What was answered (a turn in another voice may be confirmed before its voice is
+    known; it is then dropped with no reply and its words are not kept)."""
+    dropped = [t for t in result.turns if t.cancelled == OTHER_VOICE]
+    assert all(t.transcript == "" and not t.reply_text for t in dropped)
+    return [turn.transcript.lower() for turn in result.turns if turn.heard_text]
+
+
+def test_only_the_enrolled_voice_or_the_persona_name_is_answered(
+        models: tuple[object, object], kai: Persona, print_a: VoicePrint) -> None:
+    audio = np.concatenate([
+        silence(0.5), voice_a("What time is it right now?"), silence(2.5),
+        voice_b("Did anyone buy milk on the way home?"), silence(2.5),
+        voice_b("Kai, what time is it?"), silence(2.5)])
+    result = _run(models, kai, audio, [print_a])
+    said = _said(result)
+    assert len(said) == 2, said
+    assert "time" in said[0] and "milk" not in " ".join(said)
+    assert said[1].startswith("kai")
+    assert result.other_voice >= 1
+
+
+def test_another_voice_does_not_stop_a_reply(
+        models: tuple[object, object], kai: Persona, print_a: VoicePrint) -> None:
+    audio = np.concatenate([
+        silence(0.5), voice_a("What time is it right now?"), silence(1.5),
+        voice_b("Did anyone buy milk on the way home?"), silence(6.0)])
+    result = _run(models, kai, audio, [print_a], reply=LONG)
+    answered = [t for t in result.turns if t.cancelled != OTHER_VOICE]
+    assert len(answered) == 1, [(t.transcript, t.cancelled) for t in result.turns]
+    [turn] = answered
+    assert turn.heard_text == LONG and not turn.interrupted
+    assert result.other_voice >= 1
+    assert result.barge_in_stops, "B's voice paused the reply at its onset"
+    assert result.resumed_after_pause >= 1  # and it played on once B was known
+
+
+def test_another_voice_before_the_reply_leaves_the_request_alone(
+        models: tuple[object, object], kai: Persona, print_a: VoicePrint) -> None:
+    """B speaks while A's answer is still being thought of: the turn reopens as if A had
+    gone on, B's words are found to be another voice's, and A's request is asked alone."""
+    audio = np.concatenate([
+        silence(0.5), voice_a("What time is it right now?"), silence(0.9),
+        voice_b("Did anyone buy milk on the way home?"), silence(5.0)])
+    result = _run(models, kai, audio, [print_a], token_delay_s=0.6)  # first words ~2 s late
+    assert [turn.cancelled for turn in result.turns].count("reopened: the user went on") == 1
+    assert _said(result) == ["what time is it right now?"]
+    assert result.other_voice >= 1
+
+
+def test_with_nobody_enrolled_every_voice_is_answered(
+        models: tuple[object, object], kai: Persona) -> None:
+    audio = np.concatenate([silence(0.5), voice_b("Did anyone buy milk on the way home?"),
+                            silence(2.5)])
+    result = _run(models, kai, audio, [])
+    assert ["milk" in said for said in _said(result)] == [True]
+    assert result.other_voice == 0
