@@ -46,8 +46,7 @@ from app.core.worker import Publish, Worker
 log = logging.getLogger(__name__)
 
 IDLE_PAUSE_S = 0.192
-"""Six 32 ms blocks per wake-up while idle (``Listener.idle_pause_s``): only a voice's start
-waits, no deadline moves (the end of a turn is timed from the audio, read every 10 ms)."""
+"""Six 32 ms blocks per wake-up while idle (``idle_pause_s``): only a voice's start waits."""
 
 ACTIVE_POLL_S = 0.010
 """The ring is read this often with a turn in flight (the callback wakes no one)."""
@@ -211,8 +210,7 @@ class Listener(Worker[ListenerJob]):
         if self._since_level >= self._level_every:
             self._since_level = 0
             self._publish_level(frame, rate)
-        # Digital silence (a muted or virtual input, under -60 dBFS) holds no voice: the
-        # VAD, most of an idle listener's CPU, is not run on it.
+        # No VAD (most of an idle listener's CPU) on digital silence: under -60 dBFS, no voice.
         deaf = self.muted or self.tap is not None or np.max(np.abs(frame)) < DIGITAL_SILENCE
         probability = 0.0 if deaf else self.vad.probability(frame)
         audible = self.playback.speaking or self.playback.paused
