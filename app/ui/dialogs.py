@@ -8,6 +8,8 @@ from collections.abc import Callable, Sequence
 
 from PySide6.QtCore import QObject
 
+from app.core.pipeline import VoicePipeline
+from app.core.ports import SpeakerEncoder
 from app.core.voice_gate import VoicePrint
 from app.storage.settings import Settings, SettingsError, save_settings
 from app.storage.voice_prints import VoicePrintStore
@@ -37,6 +39,7 @@ class DialogLauncher(QObject):
         window.menus.tool_servers_action.triggered.connect(self.open_tool_servers)
         self._voices: VoicesDialog | None = None
         window.menus.voices_action.triggered.connect(self.open_voices)
+        session.ready.connect(self._attach_voices)
 
     def open_settings(self) -> None:
         dialog = SettingsDialog(self._window.settings, self._window)
@@ -67,18 +70,27 @@ class DialogLauncher(QObject):
     def open_voices(self) -> VoicesDialog:
         """The enrolled voices; a change reaches the running pipeline at once."""
         if self._voices is None or not self._voices.isVisible():
-            pipeline = self._session.pipeline
-            encoder = pipeline.engines.speaker if pipeline is not None else None
-
             def changed(prints: Sequence[VoicePrint]) -> None:
                 running = self._session.pipeline
                 if running is not None:
                     running.use_voice_prints(prints)
 
-            source = (None if pipeline is None
-                      else (lambda: MicrophoneSource(pipeline)))
+            encoder, source = _recording(self._session.pipeline)
             self._voices = VoicesDialog(VoicePrintStore(), encoder, source, changed,
                                         self._window.persona.name, self._window)
         self._voices.show()
         self._voices.raise_()
         return self._voices
+
+    def _attach_voices(self, pipeline: VoicePipeline) -> None:
+        """A Voices dialog opened while the engines loaded can record once they are up."""
+        if self._voices is not None and self._voices.isVisible():
+            self._voices.attach(*_recording(pipeline))
+
+
+def _recording(pipeline: VoicePipeline | None) -> tuple[
+        SpeakerEncoder | None, Callable[[], MicrophoneSource] | None]:
+    """What the Voices dialog records with: the pipeline's speaker encoder and microphone."""
+    if pipeline is None:
+        return None, None
+    return pipeline.engines.speaker, lambda: MicrophoneSource(pipeline)

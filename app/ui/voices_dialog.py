@@ -239,6 +239,16 @@ class VoicesDialog(QDialog):
                                 "microphone: wait until the engines are loaded (the model "
                                 "comes with pip install --no-deps Resemblyzer==0.1.4).")
 
+    def attach(self, encoder: SpeakerEncoder | None,
+               source: Callable[[], VoiceSource] | None) -> None:
+        """The engines loaded (or restarted): record with these from the next reading on;
+        a reading in progress keeps the source it started with."""
+        waiting = self.encoder is None or self.source_factory is None
+        self.encoder, self.source_factory = encoder, source
+        if waiting and self.source is None and self.task is None:
+            self.status.setText("")
+        self._show_idle()
+
     def start_reading(self) -> None:
         name = self.name_edit.text().strip()
         if not name:

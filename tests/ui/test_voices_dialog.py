@@ -158,6 +158,21 @@ def test_the_window_opens_it_and_a_reading_is_no_request(
     qtbot.waitUntil(lambda: bool(turns), timeout=10_000)
 
 
+def test_opened_while_the_engines_load_it_can_record_once_they_are_up(
+        qtbot: QtBot, window: MainWindow, listening: VoicePipeline) -> None:
+    session = Session(window.bridge.post, fake=True, parent=window)
+    launcher = DialogLauncher(window, session, restart=lambda _settings: None)
+    dialog = launcher.open_voices()  # no pipeline yet
+    assert not dialog.start_button.isEnabled() and "wait until" in dialog.status.text()
+    session.running = Running(listening, None, window.persona.id)
+    session.ready.emit(listening)
+    assert dialog.start_button.isEnabled() and "wait until" not in dialog.status.text()
+    dialog.name_edit.setText("Alice")
+    qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
+    assert isinstance(dialog.source, MicrophoneSource)
+    dialog.reject()
+
+
 @pytest.mark.slow
 def test_a_real_reading_makes_a_print_that_knows_its_voice(
         qtbot: QtBot, tmp_path: Path) -> None:
