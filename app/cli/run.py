@@ -47,6 +47,7 @@ from app.core.pipeline import (
     PipelineConfig,
     llm_language_notice,
 )
+from app.core.voice_gate import VoicePrint
 from app.engines import (
     EngineChoice,
     build_echo_canceller,
@@ -57,6 +58,7 @@ from app.engines import (
 from app.personas import Persona, load_persona_library
 from app.storage.database import open_database
 from app.storage.keeper import Keeper
+from app.storage.voice_prints import VoicePrintStore
 
 if TYPE_CHECKING:
     from app.tools.confirmation import PendingCall
@@ -251,6 +253,7 @@ def main(args: argparse.Namespace) -> int:
             )
             keeper = None if args.no_history or _shares_the_apps_history() else open_keeper()
             mcp = tool_servers() if keeper is not None else None  # the tools need a keeper
+            prints = _enrolled_voices(persona.name) if keeper is not None else []
             if stopper.signum is not None:  # a library swallowed the raise while loading
                 raise _Interrupted(stopper.signum)
             stopper.streaming = True
@@ -258,6 +261,7 @@ def main(args: argparse.Namespace) -> int:
                 result = run_file(
                     engines, persona, audio, config, args.max_wait, echo, room, detector,
                     stopper.event, keeper, args.new_conversation, mcp, _say_question,
+                    voice_prints=prints,
                 )
             finally:
                 if mcp is not None:
@@ -295,6 +299,17 @@ def _say_question(pending: PendingCall) -> None:
     """A tool that changes something waits for a spoken yes: say so on stderr."""
     print(f"hanasu: {pending.call.name} waits for a yes or no before it runs",
           file=sys.stderr)
+
+
+def _enrolled_voices(persona_name: str) -> list[VoicePrint]:
+    """The voices enrolled in the app (Hanasu → Voices…): a run on the app's data folder
+    hears them as the window does, and says so on stderr."""
+    prints = VoicePrintStore().all()
+    if prints:
+        names = ", ".join(p.name for p in prints)
+        print(f"hanasu: enrolled voices: {names}; other voices are answered only when they "
+              f"say \"{persona_name}\"", file=sys.stderr)
+    return prints
 
 
 def _shares_the_apps_history() -> bool:
