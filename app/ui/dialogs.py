@@ -76,8 +76,9 @@ class DialogLauncher(QObject):
                     running.use_voice_prints(prints)
 
             encoder, source = _recording(self._session.pipeline)
+            persona = self._window.persona
             self._voices = VoicesDialog(VoicePrintStore(), encoder, source, changed,
-                                        self._window.persona.name, self._window)
+                                        persona.name, self._window, persona.main_language)
         self._voices.show()
         self._voices.raise_()
         return self._voices

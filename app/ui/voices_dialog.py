@@ -53,6 +53,27 @@ SENTENCES = (
 )
 """Harvard sentences (public domain): every sound of English in a few lines. Any words in
 any language do as well; what counts is the voice."""
+READINGS = {
+    "en": SENTENCES,
+    "ja": (
+        "今日はとても良い天気ですね。",
+        "駅の前に新しいパン屋ができました。",
+        "毎朝コーヒーを一杯飲んでから出かけます。",
+        "週末は友達と公園を散歩しました。",
+        "この本は面白くて、すぐに読み終わりました。",
+        "夜になると、星がきれいに見えます。",
+    ),
+    "zh": (
+        "今天天气很好，我们去公园散步吧。",
+        "车站前面新开了一家面包店。",
+        "我每天早上喝一杯咖啡再出门。",
+        "周末我和朋友一起去吃了火锅。",
+        "这本书很有意思，我一口气就看完了。",
+        "晚上的星星看起来特别明亮。",
+    ),
+}
+"""What the user reads, in the persona's main language (a Japanese speaker reading English
+would enrol a voice they do not talk to it in); English for any other."""
 TARGET_SPEECH_S = 15.0
 MIN_SPEECH_S = 6.0
 PIECE_S = 4.0
@@ -117,9 +138,11 @@ class VoicesDialog(QDialog):
     def __init__(self, store: VoicePrintStore, encoder: SpeakerEncoder | None,
                  source: Callable[[], VoiceSource] | None,
                  on_change: Callable[[Sequence[VoicePrint]], None],
-                 companion: str = "the companion", parent: QWidget | None = None) -> None:
+                 companion: str = "the companion", parent: QWidget | None = None,
+                 language: str = "en") -> None:
         """``source`` makes the recording source (None: nothing to record with yet);
-        ``on_change`` gets every enrolled voice after an enrolment or a deletion."""
+        ``on_change`` gets every enrolled voice after an enrolment or a deletion;
+        ``language`` picks what is read (``READINGS``)."""
         super().__init__(parent)
         self.setWindowTitle("Voices")
         self.resize(600, 520)
@@ -167,7 +190,7 @@ class VoicesDialog(QDialog):
         self.finish_button.clicked.connect(self.finish_reading)
         enrol.addWidget(self.finish_button)
         layout.addLayout(enrol)
-        self.sentences = plain(QLabel("\n".join(SENTENCES)))
+        self.sentences = plain(QLabel("\n".join(READINGS.get(language, SENTENCES))))
         self.sentences.setWordWrap(True)
         layout.addWidget(self.sentences)
         self.progress = QProgressBar()

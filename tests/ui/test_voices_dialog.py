@@ -115,6 +115,16 @@ def test_without_a_running_pipeline_it_lists_but_cannot_record(
     assert not dialog.start_button.isEnabled() and "wait until" in dialog.status.text()
 
 
+@pytest.mark.parametrize(("language", "expected"), [("ja", "駅の前"), ("zh", "车站前面"),
+                                                     ("en", "birch canoe"), ("fr", "birch canoe")])
+def test_the_reading_is_in_the_personas_language(
+        qtbot: QtBot, tmp_path: Path, language: str, expected: str) -> None:
+    dialog = VoicesDialog(VoicePrintStore(tmp_path), FakeSpeakerEncoder(), None,
+                          lambda prints: None, "Yui", language=language)
+    qtbot.addWidget(dialog)
+    assert expected in dialog.sentences.text()
+
+
 def test_every_control_has_a_name_a_screen_reader_can_say(
         qtbot: QtBot, tmp_path: Path) -> None:
     dialog = dialog_for(qtbot, VoicePrintStore(tmp_path), None, [])
