@@ -82,6 +82,8 @@ class PlaybackQueue:
         """When the reply now at the front started to sound, on the pipeline clock."""
         self.wake = threading.Event()
         """Set whenever there is audio to play (a speaker feeder sleeps on it when idle)."""
+        self.on_begin: Callable[[], None] = lambda: None
+        """Called when a reply begins (the listener, resting while idle, looks at once)."""
 
     # ---- producer side (synthesizer / pipeline threads) ------------------------------
 
@@ -90,6 +92,7 @@ class PlaybackQueue:
             self._turns[turn_id] = _TurnAudio(held=held)
             self._order.append(turn_id)
         self.wake.set()
+        self.on_begin()
 
     def enqueue(self, turn_id: int, samples: FloatAudio, text: str, index: int = 0,
                 emotion: Emotion | None = None, track: MouthTrack | None = None) -> None:

@@ -44,6 +44,10 @@ class _Stop:
     pass
 
 
+class _Wake:
+    """Look now (``Worker.wake``): ``poll`` runs at once instead of after ``poll_s``."""
+
+
 def _nothing() -> None:
     pass
 
@@ -54,6 +58,7 @@ class _HasTurn(Protocol):
 
 
 _STOP = _Stop()
+_WAKE = _Wake()
 
 Job = TypeVar("Job")
 
@@ -102,6 +107,10 @@ class Worker(Generic[Job]):
         if self._thread.is_alive():
             self._thread.join(timeout)
 
+    def wake(self) -> None:
+        """Thread-safe: poll now (a worker waiting out a long ``poll_s`` is needed sooner)."""
+        self.inbox.put(cast(Job, _WAKE))
+
     def busy(self) -> bool:
         """Work is queued or in progress."""
         return self._handling or not self.inbox.empty()
@@ -115,6 +124,8 @@ class Worker(Generic[Job]):
                 item = None
             if isinstance(item, _Stop):
                 return
+            if isinstance(item, _Wake):
+                item = None
             if item is not None and self.before_poll(item):
                 self._guarded(item)  # it says how to take what waits outside the inbox
                 self._guarded(None)

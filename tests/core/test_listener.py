@@ -395,8 +395,8 @@ def test_an_idle_listener_takes_blocks_a_few_at_a_time_but_never_while_anyone_sp
 
 
 def test_an_idle_listener_takes_the_microphone_a_few_blocks_at_a_time() -> None:
-    """The capture callback wakes no one: the listener reads its ring, every 96 ms while
-    nothing is going on (one wake-up for three blocks), every 10 ms with a turn in flight."""
+    """The capture callback wakes no one: the listener reads its ring, every 192 ms while
+    nothing is going on (one wake-up for six blocks), every 10 ms with a turn in flight."""
     import time
 
     from app.core.listener import ACTIVE_POLL_S, IDLE_PAUSE_S
@@ -432,6 +432,34 @@ def test_an_idle_listener_takes_the_microphone_a_few_blocks_at_a_time() -> None:
     assert 2 <= len(looks) <= 6  # a few looks, not one per block
     playback.begin(1, held=False)  # a reply in flight: look often
     assert listener.poll_s() == ACTIVE_POLL_S
+
+
+def test_a_reply_beginning_wakes_a_resting_listener() -> None:
+    """A voice over the very start of a reply (a greeting, a typed question's answer) is
+    not left in the ring for the rest of an idle pause: the reply's start wakes it."""
+    import threading
+
+    events: list[PipelineEvent] = []
+    playback = PlaybackQueue(16_000, events.append)
+    looked = threading.Event()
+
+    class Resting(Listener):
+        def poll_s(self) -> float:
+            return 3600.0  # without a wake it would not look again this hour
+
+        def poll(self) -> None:
+            super().poll()
+            if not self.playback.idle():
+                looked.set()
+
+    listener = Resting(events.append, FakeVoiceActivity(), Endpointer(CFG), playback)
+    playback.on_begin = listener.wake  # as the pipeline wires them (runtime/wiring.py)
+    listener.start()
+    try:
+        playback.begin(1, held=False)
+        assert looked.wait(5.0)
+    finally:
+        listener.stop()
 
 
 def test_blocks_gathering_in_an_idle_pause_do_not_make_the_listener_busy() -> None:

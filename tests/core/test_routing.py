@@ -32,6 +32,7 @@ from app.core.turn_commands import (
 )
 from app.core.utterance_text import EndOfTurnCall
 from app.core.voice_gate import VoiceGate
+from app.core.worker import _Wake
 
 
 def _pipeline() -> VoicePipeline:
@@ -103,6 +104,8 @@ def test_every_command_of_the_turn_machine_is_executed() -> None:
     controller.execute([StartTurn(5, np.zeros(160, dtype=np.float32), held=True)])
     assert pipeline.live.turn_id == 5
     assert isinstance(pipeline.transcriber.inbox.get_nowait(), StartTurn)
+    # its playback began, which wakes a listener resting in its idle pause
+    assert isinstance(pipeline.listener.inbox.get_nowait(), _Wake)
     controller.execute([ReleaseTurn(5), ResumePlayback()])
     controller.execute([JudgeEndOfTurn(0.5, EndOfTurnCall.END_NOW)])
     assert isinstance(pipeline.listener.inbox.get_nowait(), JudgeEndOfTurn)

@@ -64,6 +64,9 @@ def test_greeting_is_synthesized_and_played(fake_engines: Engines) -> None:
 
 def test_talking_over_the_greeting_stops_it(fake_engines: Engines) -> None:
     pipeline, events = _pipeline(fake_engines)
+    # the greeting's start wakes the listener out of its idle pause (else a voice at once
+    # over it waited up to 192 ms in the ring, 2 s of this test's fast-pulled audio)
+    assert pipeline.stages.playback.on_begin == pipeline.stages.listener.wake
     try:
         pipeline.say(GREETING * 3)
         _wait(lambda: any(isinstance(e, PlaybackStarted) for e in events), pipeline)

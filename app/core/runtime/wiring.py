@@ -81,6 +81,7 @@ def build_stages(
         barge_in=barge_in,
         mic_ring_blocks=config.mic_ring_blocks,
     )
+    playback.on_begin = listener.wake  # a voice over a reply's start is not left waiting
     stages = Stages(
         live=live,
         barge_in=barge_in,
