@@ -183,11 +183,12 @@ def _fake_recognizer(ct2: _FakeCT2, language: str | None, asked: list[str]) -> A
         model=ct2,
         feature_extractor=lambda samples: np.ones((80, samples.size // 160 + 1), np.float32),
         max_length=448,
-        get_prompt=lambda tokenizer, previous, without_timestamps: [1, 2, 3],
+        get_prompt=lambda tokenizer, previous, without_timestamps, hotwords=None: [1, 2, 3],
     )
     asr.language, asr.multilingual, asr.short_window = language, language is None, True
     asr.beam_size, asr.full_beam_size, asr.pad_s, asr.pad_kind = 5, 5, 2.0, "silence"
     asr.no_repeat_ngram_size, asr._tokenizers, asr.doubtful_redo = 0, {}, "short"
+    asr.hotwords = None
 
     def tokenizer_for(language: str) -> _FakeTokenizer:
         asked.append(language)

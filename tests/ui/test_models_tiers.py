@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import cast
 
 import pytest
 from PySide6.QtGui import QGuiApplication
@@ -153,7 +152,8 @@ def test_the_window_keeps_and_saves_the_choice(
     qtbot: QtBot, window: MainWindow, saved: list[Settings], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(models_dialog, "gather", lambda _report=None: _report_for_laptop())
-    launcher = DialogLauncher(window, cast(Session, None), lambda _settings: None)
+    session = Session(window.bridge.post, fake=True, parent=window)  # never started
+    launcher = DialogLauncher(window, session, lambda _settings: None)
     launcher.open_models()
     dialogs = window.findChildren(ModelsDialog)
     assert len(dialogs) == 1
