@@ -507,6 +507,15 @@ def drawn_view(window: MainWindow, avatar: AvatarWidget, qtbot: QtBot) -> QOpenG
     return view
 
 
+def shown_shizuku_window(qtbot: QtBot, shizuku: Path) -> MainWindow:
+    """The window with the Shizuku persona, its terms accepted, shown on the display."""
+    window = open_window(qtbot, shizuku, Settings(persona_id="hana", live2d_terms=True))
+    window.resize(420, 720)
+    window.show()
+    qtbot.waitExposed(window)
+    return window
+
+
 def test_the_loading_child_loads_the_real_model(qtbot: QtBot, display: str, live2d_py: None,
                                                 shizuku: Path) -> None:
     assert _probe(qtbot, shizuku / "avatar" / "hana" / "live2d" / "shizuku.model.json") == ""
@@ -517,10 +526,7 @@ def test_the_real_model_is_drawn_in_the_window_and_the_pet(
         shizuku: Path) -> None:
     if not on_xcb(request, display):
         return
-    window = open_window(qtbot, shizuku, Settings(persona_id="hana", live2d_terms=True))
-    window.resize(420, 720)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_shizuku_window(qtbot, shizuku)
     view = drawn_view(window, window.avatar, qtbot)
     assert window.avatar.covered and notices_about_live2d(window) == []
     assert window.live2d.model is not None and window.live2d.model.expressions[1] == "happy"
@@ -546,10 +552,7 @@ def test_the_mouth_and_a_feeling_change_the_drawn_model(
         shizuku: Path) -> None:
     if not on_xcb(request, display):
         return
-    window = open_window(qtbot, shizuku, Settings(persona_id="hana", live2d_terms=True))
-    window.resize(420, 720)
-    window.show()
-    qtbot.waitExposed(window)
+    window = shown_shizuku_window(qtbot, shizuku)
     avatar = window.avatar
     view = drawn_view(window, avatar, qtbot)
     avatar.set_state(AssistantState.SPEAKING)
