@@ -7,6 +7,11 @@ similarity distributions, the share wrongly ignored (same voice under the thresh
 wrongly heard (other voice at or over it) at each threshold, and the time one print takes
 for 1-10 s of speech.
 
+Learning (Voices: "Learn my voice"): each voice in turn is the user, who makes eight
+requests with another voice's two between them (a flatmate); reported is whether a print
+was learnt, after how many requests, whether the flatmate was left out of it, and how it
+judges the user's and every other voice's last four requests.
+
 Voices: five eSpeak NG variants (a man, women, British and American; Debian's espeak-ng),
 Piper's joe (PyPI), and with ``--kokoro`` the five Japanese Kokoro voices reading English
 (about two minutes to synthesize). Held out of the threshold choice and reported on its own:
@@ -29,7 +34,8 @@ import soundfile as sf
 import soxr
 
 from app.core.events import FloatAudio
-from app.core.voice_gate import SAME_VOICE_SIMILARITY
+from app.core.voice_gate import SAME_VOICE_SIMILARITY, VoiceGate
+from app.core.voice_learning import VoiceLearner
 
 RATE = 16_000
 RECORDINGS = Path(__file__).resolve().parent / "recordings"
@@ -148,6 +154,36 @@ def timings(encoder: object, speech: FloatAudio) -> dict[str, float]:
     return out
 
 
+def learning(encoder: object, voices: dict[str, list[FloatAudio]]) -> dict[str, object]:
+    embed = encoder.embed  # type: ignore[attr-defined]
+    vectors = {name: [embed(clip) for clip in clips] for name, clips in voices.items()}
+    names = sorted(voices)
+    learnt, needed, flatmate_in, ignored, heard = 0, [], 0, [], []
+    for index, user in enumerate(names):
+        flatmate = names[(index + 1) % len(names)]
+        heard_order = [(user, 0), (user, 1), (flatmate, 0), (user, 2), (user, 3),
+                       (flatmate, 1), (user, 4), (user, 5), (user, 6), (user, 7)]
+        learner, made = VoiceLearner(), None
+        for count, (who, n) in enumerate(heard_order, 1):
+            made = learner.add(vectors[who][n], voices[who][n].size / RATE, 0.0)
+            if made is not None:
+                needed.append(count)
+                break
+        if made is None:
+            continue
+        learnt += 1
+        users_speech = sum(voices[user][n].size for w, n in heard_order[:count] if w == user)
+        flatmate_in += int(made.speech_s > users_speech / RATE + 0.01)
+        gate = VoiceGate((made,))
+        ignored += [not gate.known(v) for v in vectors[user][8:]]
+        heard += [gate.known(v) for name in names if name != user for v in vectors[name][8:]]
+    return {"users": len(names), "learnt": learnt,
+            "requests_heard_until_learnt": _spread([float(n) for n in needed]),
+            "flatmate_in_print": flatmate_in,
+            "ignored_same": round(float(np.mean(ignored)), 3) if ignored else None,
+            "heard_other": round(float(np.mean(heard)), 3) if heard else None}
+
+
 def main(args: argparse.Namespace) -> int:
     from app.adapters.voice_encoder import VoiceEncoder
 
@@ -163,6 +199,7 @@ def main(args: argparse.Namespace) -> int:
         "held_out_telephone": {"same_voice": _spread(phone_same),
                                "other_voice": _spread(phone_other),
                                "errors": _errors(phone_same, phone_other)},
+        "learning": learning(encoder, synthetic),
         "embed_ms_median": timings(encoder, np.concatenate(synthetic["piper joe"])),
     }
     print(json.dumps(report, indent=2))

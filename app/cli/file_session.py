@@ -24,7 +24,7 @@ from app.core.events import FloatAudio, PipelineEvent, StageFailed
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import Engines, MonotonicClock, PipelineConfig, VoicePipeline
 from app.core.ports import EchoCanceller, TurnDetector
-from app.core.telemetry import EngineNotice, ReplyFailed
+from app.core.telemetry import EngineNotice, ReplyFailed, VoiceLearnt
 from app.core.voice_gate import VoicePrint
 from app.personas import Persona
 from app.personas.switch import persona_switch
@@ -60,6 +60,8 @@ class RunResult:
     not_the_user: int = 0
     other_voice: int = 0
     """Turns dropped as a voice that is not enrolled (``voice_gate``)."""
+    learnt: list[VoicePrint] = field(default_factory=list)
+    """With ``learn_voice``: the voice learnt from the requests, used from then on."""
     interrupted: bool = False
     """Stopped early by a signal: ``output`` holds what was played until then."""
     failures: list[str] = field(default_factory=list)
@@ -82,6 +84,7 @@ def run_file(
     mcp: McpHub | None = None,
     on_question: Callable[[PendingCall], None] | None = None,
     voice_prints: Sequence[VoicePrint] = (),
+    learn_voice: bool = False,
 ) -> RunResult:
     """Stream ``audio`` through a fresh pipeline in real time; return the speaker track.
 
@@ -90,7 +93,9 @@ def run_file(
     conversation is resumed (or a new one started) and every exchange is saved to it;
     the ``mcp`` hub's ticked tools are offered beside the built-ins (both need a keeper),
     and ``on_question`` is told of each call that waits for the user's yes. With
-    ``voice_prints`` other voices are heard only when they call the persona by name.
+    ``voice_prints`` other voices are heard only when they call the persona by name;
+    with ``learn_voice`` (and none) the user's voice is learnt from the requests and used
+    from then on, as in the app.
     """
     stop = stop if stop is not None else threading.Event()
     clock = MonotonicClock()
@@ -101,6 +106,8 @@ def run_file(
     pipeline.use_persona(persona_switch(persona, fresh_conversation=False))
     if voice_prints:
         pipeline.use_voice_prints(voice_prints)
+    learnt = _LearntVoices(pipeline, learn_voice and not voice_prints)
+    pipeline.add_observer(learnt)
     problems = _Problems()
     pipeline.add_observer(problems)
     speaker = FileSpeaker(engines.tts.sample_rate, clock)
@@ -145,9 +152,23 @@ def run_file(
         resumed_after_pause=pipeline.recorder.resumed_after_pause,
         not_the_user=pipeline.recorder.not_the_user,
         other_voice=pipeline.recorder.other_voice,
+        learnt=learnt.voices,
         interrupted=interrupted,
         failures=problems.failures(),
     )
+
+
+class _LearntVoices:
+    """A voice learnt mid-run is used at once (and kept in the result), as the app does."""
+
+    def __init__(self, pipeline: VoicePipeline, learn: bool) -> None:
+        self.pipeline, self.voices = pipeline, list[VoicePrint]()
+        pipeline.learn_voice(learn)
+
+    def __call__(self, event: PipelineEvent) -> None:
+        if isinstance(event, VoiceLearnt):
+            self.voices.append(event.voice)
+            self.pipeline.use_voice_prints(self.voices)
 
 
 class _Problems:

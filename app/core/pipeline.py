@@ -42,7 +42,7 @@ from app.core.runtime.messages import (
 from app.core.runtime.router import JobRouter, StageJob
 from app.core.runtime.telemetry_hub import Observer, TelemetryHub
 from app.core.runtime.wiring import build_stages
-from app.core.stage_jobs import UseTools, WarmJob
+from app.core.stage_jobs import LearnVoice, UseTools, WarmJob
 from app.core.stages import Responder, Transcriber
 from app.core.synthesizer import Synthesizer
 from app.core.telemetry import TelemetryEvent
@@ -139,10 +139,6 @@ class VoicePipeline:
     @property
     def synthesizer(self) -> Synthesizer:
         return self.stages.synthesizer
-
-    @property
-    def conversation_key(self) -> object:
-        return self.controller.history.key
 
     # ---- lifecycle ------------------------------------------------------------------
 
@@ -260,6 +256,11 @@ class VoicePipeline:
     def use_voice_prints(self, prints: Sequence[VoicePrint]) -> None:
         """The enrolled voices; others are heard only when they say the persona's name."""
         self.controller.post(UseVoicePrints(tuple(prints)))
+
+    def learn_voice(self, on: bool) -> None:
+        """Learn the user's voice from their requests while nobody is enrolled (with their
+        consent); a ``VoiceLearnt`` event brings the print, for ``use_voice_prints``."""
+        self.send(LearnVoice(on))
 
     def load_conversation(
         self, prompt: str, exchanges: Sequence[tuple[str, str]] = (), key: object = None

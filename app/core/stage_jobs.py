@@ -33,6 +33,14 @@ class SetVoiceGate:
 
 
 @dataclass(frozen=True)
+class LearnVoice:
+    """For the recognizer's voice check: learn the user's voice from their requests while
+    nobody is enrolled (``voice_learning``), or stop learning."""
+
+    on: bool
+
+
+@dataclass(frozen=True)
 class WarmJob:
     messages: list[ChatMessage]
 

@@ -41,6 +41,7 @@ from app.core.sentences import SentenceGate, Spoken, ends_sentence
 from app.core.stage_jobs import (
     EndOfReply,
     ExtractJob,
+    LearnVoice,
     SetLanguages,
     SetReplyOptions,
     SetVoiceGate,
@@ -48,17 +49,18 @@ from app.core.stage_jobs import (
     WarmJob,
 )
 from app.core.synthesizer import SynthesizerJob
-from app.core.telemetry import PrefixReuse, ReplyFailed, TokenDelta
+from app.core.telemetry import PrefixReuse, ReplyFailed, TokenDelta, VoiceLearnt
 from app.core.tool_rounds import PAUSE, ToolRunner, ToolWait, WaitingLines, reply_with_tools
 from app.core.turn_commands import Respond, StartTurn
 from app.core.voice_check import VoiceCheck
+from app.core.voice_gate import VoicePrint
 from app.core.worker import HEAVY_WORK_NICENESS, LiveTurn, Publish, Worker
 from app.errors import first_line
 from app.tools.spec import ToolCall, ToolResult
 
 log = logging.getLogger(__name__)
 
-TranscriberJob = StartTurn | SetLanguages | SetVoiceGate
+TranscriberJob = StartTurn | SetLanguages | SetVoiceGate | LearnVoice
 
 
 class Transcriber(Worker[TranscriberJob]):
@@ -76,6 +78,9 @@ class Transcriber(Worker[TranscriberJob]):
         if isinstance(item, SetLanguages):
             if isinstance(self.asr, PinsLanguages):
                 self.asr.set_languages(item.languages)
+            return
+        if isinstance(item, LearnVoice):
+            self.voices.learn_voice(item.on)
             return
         if isinstance(item, SetVoiceGate):
             self.voices.gate = item.gate
@@ -96,10 +101,15 @@ class Transcriber(Worker[TranscriberJob]):
             if self.live.is_live(item.turn_id):
                 self.publish(Transcript(item.turn_id, "", self.clock.now(), other_voice=True))
             return
+        if text.strip():  # a request with words: a sample of the user's voice, if learning
+            self.voices.sample(voice, item.audio.size - item.voice_from, self._learnt)
         heard = self.asr.last_language if isinstance(self.asr, ReportsLanguage) else None
         language = base_language(heard) if text.strip() and heard else None
         if self.live.is_live(item.turn_id):
             self.publish(Transcript(item.turn_id, text, self.clock.now(), language))
+
+    def _learnt(self, voice: VoicePrint) -> None:
+        self.publish(VoiceLearnt(voice, self.clock.now()))
 
     def stop(self, timeout: float = 5.0) -> None:
         super().stop(timeout)

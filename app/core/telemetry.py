@@ -16,6 +16,7 @@ from app.core.emotion import Emotion
 if TYPE_CHECKING:
     from app.core.metrics import TurnTimeline
     from app.core.mouth_track import MouthTrack
+    from app.core.voice_gate import VoicePrint
 
 
 @dataclass(frozen=True)
@@ -114,5 +115,14 @@ class ReplyFailed:
     at: float
 
 
+@dataclass(frozen=True)
+class VoiceLearnt:
+    """The user's voice, learnt from their requests (``voice_learning``): the app stores it
+    and puts it to use like an enrolled one (``VoicePipeline.use_voice_prints``)."""
+
+    voice: VoicePrint
+    at: float
+
+
 TelemetryEvent = (TokenDelta | PrefixReuse | PlaybackLevel | ExpressionCue | MouthCue
-                  | InputLevel | TurnTimed | EngineNotice | ReplyFailed)
+                  | InputLevel | TurnTimed | EngineNotice | ReplyFailed | VoiceLearnt)

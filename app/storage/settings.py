@@ -64,9 +64,9 @@ class Settings(BaseModel):
     end_of_turn_ms: int = Field(default=480, ge=200, le=2000)
     barge_in: bool = True
     echo_cancellation: bool = True
+    """Cancel the assistant's own voice from the microphone (needed on loudspeakers)."""
     smart_turn: bool = True
     """Let the Smart Turn model end the turn early when the user sounds finished."""
-    """Cancel the assistant's own voice from the microphone (needed on loudspeakers)."""
     llm_path: str | None = None
     asr_path: str | None = None
     tts_path: str | None = None
@@ -89,6 +89,9 @@ class Settings(BaseModel):
     memory_extraction: bool | None = None
     """Let the language model note facts about the user after each exchange, while the
     app is idle. None: on, except with the tiny embedded model (its notes are junk)."""
+    learn_voice: bool = False
+    """Learn the user's voice from what they say (Hanasu → Voices), with nobody enrolled;
+    turned off again once it is learnt."""
     model_tier: str | None = None
     """The model tier picked in the Models dialog; None follows the recommendation."""
     model_endpoint: str | None = None

@@ -14,6 +14,7 @@ from pathlib import Path
 from app.core.voice_gate import VoicePrint
 from app.paths import user_data_dir
 from app.storage.atomic import write_text_atomically
+from app.storage.faults import is_disk_full
 from app.storage.private import private_dir
 from app.storage.safe_read import UnreadableFileError, UserFileError, load_json
 
@@ -52,6 +53,21 @@ def _parse(data: object) -> VoicePrint:
     assert isinstance(at, int | float) and isinstance(seconds, int | float)
     return VoicePrint(name.strip(), tuple(float(x) for x in embedding), float(at),
                       float(seconds))
+
+
+def keep_learnt(voice: VoicePrint, store: VoicePrintStore) -> tuple[list[VoicePrint], str | None]:
+    """Store a voice learnt from the conversation (``app.core.voice_learning``): the prints
+    to use from now on, and a line for the user when it could not be saved (it is used
+    until the app closes all the same)."""
+    try:
+        store.save(voice)
+    except (OSError, ValueError) as exc:
+        log.warning("learnt voice not saved: %s", exc)
+        why = "the disk is full" if is_disk_full(exc) else str(exc)
+        kept = [p for p in store.all() if p.name != voice.name]
+        return [*kept, voice], (f"Your voice was learnt but could not be saved ({why}): it "
+                                "is used until Hanasu closes.")
+    return store.all(), None
 
 
 class VoicePrintStore:

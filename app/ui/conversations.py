@@ -79,10 +79,14 @@ class Conversations:
         self._load(pipeline)
         self._start_extraction(pipeline)
 
-    def _start_extraction(self, pipeline: VoicePipeline) -> None:
-        if self.extractor is not None:  # it belonged to the pipeline this one replaces
+    def stop_extraction(self) -> None:
+        """End the note-taking thread of the pipeline that is going (replaced or detached)."""
+        if self.extractor is not None:
             self.extractor.stop()
             self.extractor = None
+
+    def _start_extraction(self, pipeline: VoicePipeline) -> None:
+        self.stop_extraction()  # it belonged to the pipeline this one replaces
         setting = getattr(self.window.settings, "memory_extraction", None)
         if not extraction_enabled(setting, pipeline.engines.llm):
             log.info("memory extraction is off (setting %s)", setting)

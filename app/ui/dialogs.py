@@ -1,5 +1,5 @@
-"""Opens Settings, Models, Tool servers and Voices from the window, and applies saved
-settings by restarting."""
+"""Opens Settings, Models, Tool servers and Voices from the window, applies saved settings
+by restarting, and keeps a voice the pipeline learnt (Voices: "Learn my voice")."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from PySide6.QtCore import QObject
 
 from app.core.pipeline import VoicePipeline
 from app.core.ports import SpeakerEncoder
+from app.core.telemetry import VoiceLearnt
 from app.core.voice_gate import VoicePrint
 from app.storage.settings import Settings, SettingsError, save_settings
-from app.storage.voice_prints import VoicePrintStore
+from app.storage.voice_prints import VoicePrintStore, keep_learnt
 from app.ui import keyboard
 from app.ui.models_dialog import ModelsDialog
 from app.ui.plain import warn
@@ -40,6 +41,7 @@ class DialogLauncher(QObject):
         self._voices: VoicesDialog | None = None
         window.menus.voices_action.triggered.connect(self.open_voices)
         session.ready.connect(self._attach_voices)
+        window.bridge.any_event.connect(self._on_event)
 
     def open_settings(self) -> None:
         dialog = SettingsDialog(self._window.settings, self._window)
@@ -78,10 +80,34 @@ class DialogLauncher(QObject):
             encoder, source = _recording(self._session.pipeline)
             persona = self._window.persona
             self._voices = VoicesDialog(VoicePrintStore(), encoder, source, changed,
-                                        persona.name, self._window, persona.main_language)
+                                        persona.name, self._window, persona.main_language,
+                                        self._window.settings.learn_voice, self.set_learning)
         self._voices.show()
         self._voices.raise_()
         return self._voices
+
+    def set_learning(self, on: bool) -> None:
+        """The user lets the app learn their voice from what they say (or stops it)."""
+        window = self._window
+        window.store_settings(window.settings.replace(learn_voice=on))
+        running = self._session.pipeline
+        if running is not None:
+            running.learn_voice(on and not VoicePrintStore().all())
+
+    def _on_event(self, item: object) -> None:
+        if not isinstance(item, VoiceLearnt):
+            return
+        prints, problem = keep_learnt(item.voice, VoicePrintStore())
+        running = self._session.pipeline
+        if running is not None:
+            running.use_voice_prints(prints)
+        window = self._window
+        window.store_settings(window.settings.replace(learn_voice=False))
+        window.add_notice(problem or (
+            f"{window.persona.name} knows your voice now: other voices are answered only when "
+            f"they say “{window.persona.name}” (Hanasu → Voices to see or delete it)."))
+        if self._voices is not None:
+            self._voices.learnt(item.voice)
 
     def _attach_voices(self, pipeline: VoicePipeline) -> None:
         """A Voices dialog opened while the engines loaded can record once they are up."""

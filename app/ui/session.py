@@ -176,7 +176,9 @@ class Session(QObject):
             turn_detector=detector,
         )
         pipeline.add_observer(self._post)
-        pipeline.use_voice_prints(VoicePrintStore().all())  # Hanasu → Voices
+        prints = VoicePrintStore().all()  # Hanasu → Voices
+        pipeline.use_voice_prints(prints)
+        pipeline.learn_voice(settings.learn_voice and not prints)
         if self.keeper is not None:  # the window loads the conversation on ready
             pipeline.add_observer(self.keeper.observer(pipeline))
             pipeline.set_context_provider(self.keeper.context)

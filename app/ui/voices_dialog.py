@@ -18,6 +18,7 @@ from typing import Protocol
 import numpy as np
 from PySide6.QtCore import QTimer
 from PySide6.QtWidgets import (
+    QCheckBox,
     QDialog,
     QHBoxLayout,
     QLabel,
@@ -139,10 +140,12 @@ class VoicesDialog(QDialog):
                  source: Callable[[], VoiceSource] | None,
                  on_change: Callable[[Sequence[VoicePrint]], None],
                  companion: str = "the companion", parent: QWidget | None = None,
-                 language: str = "en") -> None:
+                 language: str = "en", learning: bool = False,
+                 on_learn: Callable[[bool], None] | None = None) -> None:
         """``source`` makes the recording source (None: nothing to record with yet);
         ``on_change`` gets every enrolled voice after an enrolment or a deletion;
-        ``language`` picks what is read (``READINGS``)."""
+        ``language`` picks what is read (``READINGS``); ``learning``: the user lets the
+        app learn their voice from what they say, ``on_learn`` is told of a change."""
         super().__init__(parent)
         self.setWindowTitle("Voices")
         self.resize(600, 520)
@@ -170,6 +173,14 @@ class VoicesDialog(QDialog):
         self.empty = QLabel("Nobody is enrolled: every voice is answered.")
         self.empty.setObjectName("subtitle")
         layout.addWidget(self.empty)
+        self.learn = QCheckBox(f"Learn my voice from what I say to {companion} (no reading "
+                               "needed)")
+        self.learn.setToolTip("While nobody is enrolled: after about six requests in one "
+                              "voice, that voice is enrolled as “You (learnt)”, as if you had "
+                              "read the sentences below. Only its 256 numbers are kept.")
+        self.learn.setChecked(learning)
+        self.learn.toggled.connect(on_learn or (lambda _on: None))
+        layout.addWidget(self.learn)
         row = QHBoxLayout()
         self.delete_button = QPushButton("Delete")
         self.delete_button.clicked.connect(self.delete_selected)
@@ -224,8 +235,18 @@ class VoicesDialog(QDialog):
         has_any = self.list.count() > 0
         self.empty.setVisible(not has_any)
         self.delete_button.setEnabled(has_any)
+        self.learn.setEnabled(not has_any)  # an enrolled voice is already known
         if has_any:
             self.list.setCurrentRow(0)
+
+    def learnt(self, voice: VoicePrint) -> None:
+        """The app learnt the user's voice: listed, and learning is over."""
+        self.learn.blockSignals(True)
+        self.learn.setChecked(False)
+        self.learn.blockSignals(False)
+        self.reload()
+        self.status.setText(f"Your voice was learnt from what you said ({voice.speech_s:.0f} s "
+                            "of speech) and is enrolled.")
 
     def names(self) -> list[str]:
         return [voice.name for voice in self.store.all()]

@@ -232,6 +232,8 @@ class MainWindow(QMainWindow):
         self.notices.add(text)
 
     def detach_pipeline(self) -> None:
+        if self.conversations is not None:
+            self.conversations.stop_extraction()
         self.pipeline = None
         self.readiness.forget()
 

@@ -65,6 +65,7 @@ def _sample(job_type: type) -> StageJob:
         SetListening: SetListening(False),
         SetTap: SetTap(None),
         stage_jobs.SetVoiceGate: stage_jobs.SetVoiceGate(VoiceGate()),
+        stage_jobs.LearnVoice: stage_jobs.LearnVoice(True),
     }
     return samples[job_type]
 

@@ -118,3 +118,44 @@ def test_with_nobody_enrolled_every_voice_is_answered(
     result = _run(models, kai, audio, [])
     assert ["milk" in said for said in _said(result)] == [True]
     assert result.other_voice == 0
+
+
+LEARNING_REQUESTS = (
+    "Could you tell me a joke about cats?",
+    "Remind me to water the plants tomorrow morning.",
+    "How far away is the nearest library?",
+    "Tell me something interesting about the moon.",
+    "I think the train leaves at half past seven.",
+    "Please turn the music down a little for me.",
+)
+
+
+def test_the_users_voice_is_learnt_from_their_requests_and_then_used(
+        models: tuple[object, object], kai: Persona) -> None:
+    """With "Learn my voice" on and nobody enrolled: A asks six things (B asks one in
+    between, and is answered: nobody is known yet); A's voice is learnt from A's requests
+    alone, and from then on B is ignored unless B says "Kai", while A is still answered."""
+    a_requests = [voice_a(text) for text in LEARNING_REQUESTS]
+    gap = silence(2.5)
+    audio = np.concatenate([
+        silence(0.5), a_requests[0], gap, a_requests[1], gap,
+        voice_b("Did anyone feed the cat this morning?"), gap,
+        *(part for clip in a_requests[2:] for part in (clip, gap)),
+        voice_b("Did anyone buy milk on the way home?"), gap,
+        voice_a("What time is it right now?"), gap])
+    asr, encoder = models
+    from app.adapters.silero_vad import SileroVad
+
+    engines = Engines(SileroVad(), asr, FakeLanguageModel(SHORT), FakeSynthesizer(),  # type: ignore[arg-type]
+                      speaker=encoder)  # type: ignore[arg-type]
+    result = run_file(engines, kai, audio, learn_voice=True, max_wait_s=20.0)
+    said = _said(result)
+    assert [voice.name for voice in result.learnt] == ["You (learnt)"], said
+    [learnt] = result.learnt
+    a_speech = sum(clip.size for clip in a_requests) / 16_000
+    # each turn's audio holds its request and ~0.25 s around it; with B's 2 s it would be more
+    assert a_speech <= learnt.speech_s < a_speech + 6 * 0.4
+    assert any("cat" in text for text in said)  # before: every voice answered
+    assert not any("milk" in text for text in said) and result.other_voice == 1
+    assert "time" in said[-1]
+    assert len(said) == 8, said

@@ -89,3 +89,24 @@ def test_bad_prints_are_refused(tmp_path: Path) -> None:
         store.save(VoicePrint("A", (1.0,), 1.0, 1.0))
     with pytest.raises(ValueError):
         store.save(voice("  "))
+
+
+def test_a_learnt_voice_is_kept_or_used_anyway_on_a_full_disk(tmp_path: Path) -> None:
+    """On a real full disk (a small tmpfs) the learnt print is not lost for the session:
+    it is used, and the user is told in one line why it will not be there next time."""
+    from app.storage.voice_prints import keep_learnt
+    from tests.support.tmpfs import fill, small_tmpfs
+
+    with small_tmpfs(tmp_path / "disk") as disk:
+        store = VoicePrintStore(disk / "voices")
+        store.save(voice("Alice"))
+        filler = fill(disk)
+        prints, problem = keep_learnt(voice("You (learnt)", 2.0e9), store)
+        assert [p.name for p in prints] == ["Alice", "You (learnt)"]
+        assert problem == ("Your voice was learnt but could not be saved (the disk is full): it "
+                           "is used until Hanasu closes.")
+        assert [p.name for p in store.all()] == ["Alice"]  # nothing half-written
+        filler.unlink()
+        prints, problem = keep_learnt(voice("You (learnt)", 2.0e9), store)
+        assert problem is None and [p.name for p in prints] == ["Alice", "You (learnt)"]
+        assert [p.name for p in store.all()] == ["Alice", "You (learnt)"]

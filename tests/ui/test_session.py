@@ -66,3 +66,26 @@ def test_persona_picked_while_loading_is_applied(qtbot: QtBot, window: MainWindo
         lambda: pipeline.machine.conversation.system_messages()[0].content == captain,
         timeout=5_000)
     session.shutdown()
+
+
+def test_learning_the_users_voice_is_resumed_at_start_until_a_voice_is_known(
+        qtbot: QtBot, window: MainWindow) -> None:
+    """"Learn my voice" survives a restart (the samples start again); once anyone is
+    enrolled it does not run, whatever the setting says."""
+    import time
+
+    from app.core.voice_gate import VoicePrint
+    from app.storage.voice_prints import VoicePrintStore
+
+    session = Session(window.bridge.post, fake=True, parent=window)
+    learning = Settings(learn_voice=True)
+    with qtbot.waitSignal(session.ready, timeout=10_000) as started:
+        session.start(learning, window.persona)
+    qtbot.waitUntil(lambda: started.args[0].transcriber.voices.learner is not None, timeout=3000)
+    VoicePrintStore().save(VoicePrint("Alice", (1.0,) + (0.0,) * 255, time.time(), 12.0))
+    with qtbot.waitSignal(session.ready, timeout=10_000) as restarted:
+        session.start(learning, window.persona)
+    pipeline = restarted.args[0]
+    qtbot.waitUntil(lambda: pipeline.controller.voices.gate.active, timeout=3000)
+    assert pipeline.transcriber.voices.learner is None
+    session.shutdown()

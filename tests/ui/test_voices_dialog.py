@@ -23,7 +23,7 @@ from app.ui.keyboard import interactive_widgets
 from app.ui.session import Running, Session
 from app.ui.voices_dialog import TARGET_SPEECH_S, MicrophoneSource, VoicesDialog
 from app.ui.window import MainWindow
-from tests.ui.conftest import Microphone, fake_engines, silence, tone
+from tests.ui.conftest import Microphone, Speaker, fake_engines, silence, tone
 
 RATE = 16_000
 
@@ -181,6 +181,44 @@ def test_opened_while_the_engines_load_it_can_record_once_they_are_up(
     qtbot.mouseClick(dialog.start_button, Qt.MouseButton.LeftButton)
     assert isinstance(dialog.source, MicrophoneSource)
     dialog.reject()
+
+
+def test_learn_my_voice_enrols_the_user_from_what_they_say(
+        qtbot: QtBot, window: MainWindow) -> None:
+    """Ticked in the dialog: six requests in one voice (a 180 Hz voice for the fake encoder)
+    make "You (learnt)", saved, listed, announced, and used: a 300 Hz voice is then another
+    voice. Learning turns itself off, and with a voice enrolled it cannot be ticked."""
+    engines = replace(fake_engines("Yes."), speaker=FakeSpeakerEncoder())
+    pipeline = VoicePipeline(engines, window.persona.full_system_prompt())
+    pipeline.add_observer(window.bridge.post)
+    pipeline.start()
+    window.attach_pipeline(pipeline)
+    session = Session(window.bridge.post, fake=True, parent=window)
+    session.running = Running(pipeline, None, window.persona.id)
+    launcher = DialogLauncher(window, session, restart=lambda _settings: None)
+    dialog = launcher.open_voices()
+    speaker = Speaker(pipeline)
+    try:
+        assert dialog.learn.isEnabled() and not dialog.learn.isChecked()
+        assert window.persona.name in dialog.learn.text()
+        dialog.learn.click()
+        assert window.settings.learn_voice
+        requests = [part for _ in range(6) for part in (tone(1.7, hz=180.0), silence(2.0))]
+        mic = Microphone(pipeline, silence(0.3), *requests)
+        qtbot.waitUntil(lambda: dialog.list.count() == 1, timeout=40_000)
+        assert mic.position > 5 * int(3.7 * 16_000)  # after the sixth request, not before
+        assert listed(dialog)[0].startswith("You (learnt) — enrolled")
+        assert [voice.name for voice in VoicePrintStore().all()] == ["You (learnt)"]
+        assert not window.settings.learn_voice
+        assert not dialog.learn.isChecked() and not dialog.learn.isEnabled()
+        assert any("knows your voice now" in notice for notice in window.notices.messages)
+        qtbot.waitUntil(lambda: pipeline.controller.voices.gate.active, timeout=3000)
+        mic = Microphone(pipeline, tone(1.7, hz=300.0), silence(2.0))
+        qtbot.waitUntil(lambda: pipeline.recorder.other_voice == 1, timeout=10_000)
+    finally:
+        speaker.stop()
+        window.detach_pipeline()
+        pipeline.stop()
 
 
 @pytest.mark.slow

@@ -16,6 +16,7 @@ from app.core.listener_jobs import SetListening, SetTap
 from app.core.stage_jobs import (
     EndOfReply,
     ExtractJob,
+    LearnVoice,
     SetLanguages,
     SetReplyOptions,
     SetVoice,
@@ -43,6 +44,7 @@ StageJob = (
     | JudgeEndOfTurn
     | SetListening
     | SetVoiceGate
+    | LearnVoice
     | SetTap
 )
 
@@ -62,7 +64,7 @@ class JobRouter:
         hear, respond = stages.transcriber.inbox.put, stages.responder.inbox.put
         speak, listen = stages.synthesizer.inbox.put, stages.listener.inbox.put
         match job:
-            case StartTurn() | SetVoiceGate():
+            case StartTurn() | SetVoiceGate() | LearnVoice():
                 hear(job)
             case SetLanguages():  # the recognizer pins its language, the voices load
                 hear(job)
