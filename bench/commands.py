@@ -28,6 +28,7 @@ SUBCOMMANDS = {
     "soak": ("bench.soak", "1,000 fake-engine turns on the window: RSS growth, GUI stalls"),
     "lipsync": ("bench.lipsync", "mouth-shape onsets against the played audio per voice"),
     "voices": ("bench.voices", "voice prints: same vs other voice similarity, time per print"),
+    "room": ("bench.room", "a shared room: flatmates, a TV, the user over it; take-over rate"),
 }
 """name -> (module with add_arguments/main, description)."""
 

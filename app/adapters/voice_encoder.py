@@ -15,8 +15,11 @@ channels (power, not log; 25 ms Hann window, 10 ms hop, Slaney scale and norm, a
 ``librosa.feature.melspectrogram``) -> a 3-layer LSTM of 256 -> a 256 linear layer -> ReLU
 -> L2 norm. An utterance is cut into 1.6 s partials (1.3 a second, the last kept if it
 covers 75 %), each is embedded, and the mean of the partial embeddings, normalised again, is
-the utterance's embedding. Before that the audio is brought up to -30 dBFS (never down) and
-long silences are cut out (the wheel uses webrtcvad there; an energy gate does it here).
+the utterance's embedding. Here the mean is weighted by each partial's power, and a long
+utterance is judged on its loudest partials: when a television or a flatmate speaks under
+the user, the nearest voice (the loudest, 10 dB or more above) decides whose turn it is.
+Before that the audio is brought up to -30 dBFS (never down) and long silences are cut out
+(the wheel uses webrtcvad there; an energy gate does it here).
 """
 
 from __future__ import annotations
@@ -145,8 +148,8 @@ class VoiceEncoder:
 
     def __init__(self, model_path: Path | None = None,
                  max_partials: int | None = MAX_PARTIALS) -> None:
-        """``max_partials``: a long utterance is judged on this many partials spread
-        evenly over it (a few ms each, batched), None: on all of them."""
+        """``max_partials``: a long utterance is judged on this many partials, its loudest
+        (a few ms each, batched), None: on all of them."""
         from app.adapters.torch_legacy import CheckpointError, load_legacy_checkpoint
 
         path = Path(model_path) if model_path is not None else embedded_model_path()
@@ -172,16 +175,19 @@ class VoiceEncoder:
         wav = trim_long_silences(normalize_volume(audio.astype(np.float32, copy=False)))
         frame_count = int(np.ceil((wav.size + 1) / HOP))
         slices = partial_slices(frame_count)
-        if self.max_partials is not None and len(slices) > self.max_partials:
-            picks = np.linspace(0, len(slices) - 1, self.max_partials).round().astype(int)
-            slices = [slices[i] for i in picks]
         needed = slices[-1].stop * HOP
         if needed >= wav.size:
             wav = np.pad(wav, (0, needed - wav.size))
+        power = np.array([float(np.mean(np.square(wav[s.start * HOP:s.stop * HOP])))
+                          for s in slices])
+        if self.max_partials is not None and len(slices) > self.max_partials:
+            loudest = np.sort(np.argsort(power)[-self.max_partials:])
+            slices, power = [slices[i] for i in loudest], power[loudest]
         mels = mel_frames(wav, self._filters)
         batch = np.stack([mels[s] for s in slices])  # [partials, 160, 40]
         partials = self._forward(batch)
-        mean = partials.mean(axis=0)
+        weights = power / power.sum() if power.sum() > 0 else np.full(len(slices), 1 / len(slices))
+        mean = weights @ partials
         norm = float(np.linalg.norm(mean))
         embedding: FloatAudio = (mean / norm if norm > 0 else mean).astype(np.float32)
         return embedding

@@ -48,6 +48,31 @@ def test_one_voice_is_close_to_itself_and_far_from_another(encoder: VoiceEncoder
 
 
 @pytest.mark.slow
+def test_the_nearest_voice_decides_when_another_speaks_under_it(encoder: VoiceEncoder) -> None:
+    """A request (A) said over 12 s of a television (B, 12 dB quieter): the utterance is A's,
+    as it is when A speaks alone; B alone is still B."""
+    from tests.support.voices import ENROLMENT
+
+    def at_db(audio: np.ndarray, db: float) -> np.ndarray:
+        return audio * (10 ** (db / 20) / float(np.sqrt(np.mean(np.square(audio)))))
+
+    print_a = encoder.embed(np.concatenate([voice_a(text) for text in ENROLMENT]))
+    print_b = encoder.embed(np.concatenate([voice_b(text) for text in ENROLMENT]))
+    television = at_db(np.concatenate([voice_b(text) for text in (
+        "In the news this evening, the council has approved a new plan for the harbour.",
+        "Work on the bridge will begin in the spring and take about two years.",
+        "Heavy rain is expected along the coast for the rest of the week.")]), -32.0)
+    request = at_db(voice_a("Could you give me a recipe for pancakes?"), -20.0)
+    mixed = television.copy()
+    start = int(4.0 * 16_000)
+    mixed[start:start + request.size] += request
+    heard = encoder.embed(mixed.astype(np.float32))
+    assert float(heard @ print_a) >= SAME_VOICE_SIMILARITY > float(heard @ print_b)
+    alone = encoder.embed(television.astype(np.float32))
+    assert float(alone @ print_b) >= SAME_VOICE_SIMILARITY > float(alone @ print_a)
+
+
+@pytest.mark.slow
 def test_a_voice_print_of_a_short_request_takes_tens_of_ms(encoder: VoiceEncoder) -> None:
     clip = voice_a("What time is it right now?")  # about 1.5 s
     encoder.embed(clip)
