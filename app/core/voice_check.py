@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from app.core.events import FloatAudio
-from app.core.ports import SpeakerEncoder
+from app.core.ports import PIPELINE_SAMPLE_RATE, SpeakerEncoder
 from app.core.voice_gate import VoiceGate, VoicePrint
 from app.core.voice_learning import VoiceLearner
 from app.core.worker import HEAVY_WORK_NICENESS, lower_this_threads_priority
@@ -84,7 +84,7 @@ class VoiceCheck:
             with self._learning:
                 if self.learner is not learner or self.gate.active:
                     return  # stopped, or someone enrolled meanwhile
-                made = learner.add(embedding, samples / 16_000, time.time())
+                made = learner.add(embedding, samples / PIPELINE_SAMPLE_RATE, time.time())
                 if made is not None:
                     self.learner = None
             if made is not None:

@@ -54,7 +54,8 @@ TIMING_FIELDS = (
 
 @dataclass(frozen=True)
 class ConversationKey:
-    """What the pipeline's ``conversation_key`` holds: whose conversation a turn is in."""
+    """A conversation's key in the pipeline (``TurnCommitted.conversation_key``): whose
+    conversation a turn is in."""
 
     persona_id: str
     conversation_id: str

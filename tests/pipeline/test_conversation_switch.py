@@ -34,7 +34,7 @@ def test_a_late_commit_stays_out_of_the_new_conversation(fake_engines: Engines) 
     assert turn is not None
     controller.handle(Transcript(turn, "Tell me more", at + 1.2))
     controller.handle(LoadConversation("You are Kai.", (("yo", "hey"),), "kai-1"))
-    assert pipeline.conversation_key == "kai-1"
+    assert pipeline.controller.history.key == "kai-1"
     seen: list[object] = []
     pipeline.add_observer(seen.append)
     controller.handle(PlaybackEnded(turn, "Sure, Hana here", False, at + 3, 1.0))
