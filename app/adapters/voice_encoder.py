@@ -15,9 +15,9 @@ channels (power, not log; 25 ms Hann window, 10 ms hop, Slaney scale and norm, a
 ``librosa.feature.melspectrogram``) -> a 3-layer LSTM of 256 -> a 256 linear layer -> ReLU
 -> L2 norm. An utterance is cut into 1.6 s partials (1.3 a second, the last kept if it
 covers 75 %), each is embedded, and the mean of the partial embeddings, normalised again, is
-the utterance's embedding. Here the mean is weighted by each partial's power, and a long
-utterance is judged on its loudest partials: when a television or a flatmate speaks under
-the user, the nearest voice (the loudest, 10 dB or more above) decides whose turn it is.
+the utterance's embedding. Here only the partials with at least half the loudest one's power
+count (six at most, the loudest), weighted by their power: when a television or a flatmate
+speaks under the user, the nearest voice (the loudest) decides whose turn it is.
 Before that the audio is brought up to -30 dBFS (never down) and long silences are cut out
 (the wheel uses webrtcvad there; an energy gate does it here).
 """
@@ -42,7 +42,9 @@ PARTIALS_PER_S = 1.3
 MIN_COVERAGE = 0.75
 TARGET_DBFS = -30.0
 INT16_MAX = 2**15 - 1
-MAX_PARTIALS = 3
+MAX_PARTIALS = 6
+NEAR_POWER = 0.5
+"""Partials under half the loudest one's power are another, farther voice (or a pause)."""
 MODEL_FILE = "pretrained.pt"
 _LAYERS = 3
 _ONNX_GATES = np.r_[0:256, 768:1024, 256:512, 512:768]
@@ -148,8 +150,8 @@ class VoiceEncoder:
 
     def __init__(self, model_path: Path | None = None,
                  max_partials: int | None = MAX_PARTIALS) -> None:
-        """``max_partials``: a long utterance is judged on this many partials, its loudest
-        (a few ms each, batched), None: on all of them."""
+        """``max_partials``: a long utterance is judged on at most this many partials, its
+        loudest (a few ms each, batched), None: on all its loud ones."""
         from app.adapters.torch_legacy import CheckpointError, load_legacy_checkpoint
 
         path = Path(model_path) if model_path is not None else embedded_model_path()
@@ -180,9 +182,11 @@ class VoiceEncoder:
             wav = np.pad(wav, (0, needed - wav.size))
         power = np.array([float(np.mean(np.square(wav[s.start * HOP:s.stop * HOP])))
                           for s in slices])
-        if self.max_partials is not None and len(slices) > self.max_partials:
-            loudest = np.sort(np.argsort(power)[-self.max_partials:])
-            slices, power = [slices[i] for i in loudest], power[loudest]
+        near = np.flatnonzero(power >= NEAR_POWER * power.max())
+        if self.max_partials is not None and near.size > self.max_partials:
+            near = near[np.argsort(power[near])[-self.max_partials:]]
+        near = np.sort(near)
+        slices, power = [slices[i] for i in near], power[near]
         mels = mel_frames(wav, self._filters)
         batch = np.stack([mels[s] for s in slices])  # [partials, 160, 40]
         partials = self._forward(batch)

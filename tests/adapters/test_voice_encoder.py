@@ -62,7 +62,8 @@ def test_the_nearest_voice_decides_when_another_speaks_under_it(encoder: VoiceEn
         "In the news this evening, the council has approved a new plan for the harbour.",
         "Work on the bridge will begin in the spring and take about two years.",
         "Heavy rain is expected along the coast for the rest of the week.")]), -32.0)
-    request = at_db(voice_a("Could you give me a recipe for pancakes?"), -20.0)
+    request = at_db(voice_a("Could you give me a good recipe for pancakes for breakfast "
+                            "tomorrow?"), -20.0)
     mixed = television.copy()
     start = int(4.0 * 16_000)
     mixed[start:start + request.size] += request
