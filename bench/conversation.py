@@ -32,6 +32,7 @@ from app.adapters.file_audio import read_audio, write_audio
 from app.cli.file_session import RunResult, run_file
 from app.cli.run import add_engine_arguments, load_persona_and_engines
 from app.core.events import FloatAudio
+from app.core.gate_config import GateConfig
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import PipelineConfig
 from app.core.ports import PIPELINE_SAMPLE_RATE
@@ -101,6 +102,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--noise-db", type=float, default=-60.0,
                         help="the room's noise floor under the whole track, dBFS")
     parser.add_argument("--smart-turn", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument("--first-chunk-words", type=int,
+                        default=GateConfig().first_chunk_break_words,
+                        help="words before the first chunk may be cut ahead of an opener "
+                        "(0: only at a comma or the sentence's end, as before)")
     parser.add_argument("--save", type=Path, help="keep the input and output tracks here")
     parser.add_argument("--json", type=Path, help="write the full report here")
     add_engine_arguments(parser)
@@ -332,7 +337,8 @@ def main(args: argparse.Namespace) -> int:
     detector = build_turn_detector() if args.smart_turn and not args.fake_engines else None
     print(f"conversation: {len(placed)} requests, {track.size / RATE:.0f} s in real time",
           flush=True)
-    result = run_file(engines, persona, track, PipelineConfig(), turn_detector=detector)
+    config = PipelineConfig(gate=GateConfig(first_chunk_break_words=args.first_chunk_words))
+    result = run_file(engines, persona, track, config, turn_detector=detector)
     rows = score(result, placed)
     for row in rows:
         print(_line(row), flush=True)

@@ -16,6 +16,15 @@ PHRASE_OPENERS = frozenset(
      "before", "during", "through", "without", "across", "around", "under", "between"}
 )
 """Prepositions: a long first sentence may be cut before one ("the answer | of the most")."""
+SUBJECT_OPENERS = frozenset(
+    {"i", "i'm", "i've", "i'd", "i'll", "you're", "you've", "you'll", "we", "we're", "we've",
+     "we'll", "they", "they're", "they've", "they'll", "he", "he's", "she", "she's", "it's",
+     "that's", "there's", "let's"}
+)
+"""Words that can only start a clause as its subject ("you" and "it" may be objects)."""
+FIRST_CHUNK_OPENERS = CLAUSE_OPENERS | PHRASE_OPENERS | SUBJECT_OPENERS | {"to"}
+"""Where the first chunk may be cut once it is a second long: before a clause, a phrase, a
+subject or an infinitive ("I'm so glad | you're enjoying it", "My favourite thing | to do")."""
 
 
 
@@ -54,6 +63,17 @@ class GateConfig:
     audio until its end, and take as long again to synthesize."""
     phrase_openers: frozenset[str] = PHRASE_OPENERS
     """Words that open a phrase, lower case; empty turns these breaks off."""
+    first_chunk_break_words: int = 3
+    """The reply's first chunk may end before a word of ``first_chunk_openers`` once it has
+    this many words (about a second of speech): the first audio then waits for three or
+    four words to be decoded and synthesized, not for a whole first sentence, which grows
+    as a conversation goes on ("I'm so glad | you're enjoying the ocean tonight."). The
+    rest of the sentence is synthesized while those words play. The same holds for the next
+    chunk while fewer words than this are out ("Today! | It's a day | of endless..."): a
+    long chunk after one short word is not synthesized before that word has been said.
+    0 turns these breaks off."""
+    first_chunk_openers: frozenset[str] = FIRST_CHUNK_OPENERS
+    """Words the first chunk may be cut before, lower case."""
     number_break_min_words: int = 3
     """An early chunk may end before a long number (``long_number_digits``) once it has
     this many words: "The moon is | 222,750 miles away." A long number is seconds of speech

@@ -195,3 +195,13 @@ def clean_inline(raw: str, pos: int, final: bool, tail: str,
     if marks is not None:
         marks += found
     return "".join(parts), pos, tail
+
+
+def word_end(text: str, start: int) -> int:
+    """The end of the word at text[start]: letters, and apostrophes between them ("you're")."""
+    end = start
+    while end < len(text) and (text[end].isalpha() or (
+            text[end] in "'\u2019" and end > start and end + 1 < len(text)
+            and text[end + 1].isalpha())):
+        end += 1
+    return end

@@ -46,6 +46,7 @@ from app.core.markup import (
     is_cjk,
     skip_spaces,
     spoken_words,
+    word_end,
 )
 from app.core.sentence_ends import (
     NUMBERISH,
@@ -70,6 +71,9 @@ class Spoken(NamedTuple):
 
     text: str
     emotion: Emotion | None = None
+    sentence_end: bool = True
+    """False when the chunk ends inside a sentence (a clause, or before an opener word):
+    a reply cap counted in sentences counts only the others."""
 
 
 class SentenceGate:
@@ -90,6 +94,7 @@ class SentenceGate:
         self._words = 0  # words emitted so far in this reply
         self._cjk = 0  # CJK characters emitted so far in this reply
         self._after_clause = True  # the next chunk may end at a clause (the first may)
+        self._cut_inside = False  # the chunk being found ends inside its sentence
 
     def push(self, token: str) -> list[str]:
         """Returns the chunks this token completed (often none)."""
@@ -160,15 +165,21 @@ class SentenceGate:
         if len(text) < self._config.min_chunk_chars and not last:
             self._carry, self._carry_mood = text, mood  # spoken with the next chunk
             return
-        chunks.append(Spoken(text, mood))
+        inside, self._cut_inside = self._cut_inside, False
+        chunks.append(Spoken(text, mood, not inside and ends_sentence(text)))
         self._carry = ""
         self._words += len(text.split())
         self._cjk += cjk_count(text)
         self._after_clause = (
-            text[-1] in _CLAUSE_MARKS
+            (inside or text[-1] in _CLAUSE_MARKS or self._under_a_second())
             and self._words < self._config.clause_split_words
             and self._cjk < self._config.clause_split_chars
         )
+
+    def _under_a_second(self) -> bool:
+        """Fewer words out than ``first_chunk_break_words`` (none, or a short "Sure!"): the
+        next chunk should be short too, or the voice runs out before it is synthesized."""
+        return self._cjk == 0 and self._words < self._config.first_chunk_break_words
 
     def _find_end(self, text: str, final: bool) -> int | None:
         """End of the first confirmed chunk in text; None to wait for more."""
@@ -177,6 +188,7 @@ class SentenceGate:
         pos = lead
         while pos < len(text):
             if pos >= limit:
+                self._cut_inside = True
                 return forced_end(text, lead, limit)
             verdict: bool | None
             if text[pos] in SENTENCE_ENDS:
@@ -190,6 +202,7 @@ class SentenceGate:
                 verdict = self._clause_end(text, pos, end, final)
             elif text[pos].isspace() and self._after_clause:
                 if self._opener_break(text, lead, pos):
+                    self._cut_inside = True
                     return pos  # the chunk ends before the space and the opener
                 pos += 1
                 continue
@@ -209,17 +222,19 @@ class SentenceGate:
         start = skip_spaces(text, space)
         if start < len(text) and text[start].isdigit():
             return self._number_break(text, lead, space, start)
-        end = start
-        while end < len(text) and text[end].isalpha():
-            end += 1
+        end = word_end(text, start)
         if end == len(text) or not text[end].isspace():
             return False  # not complete yet, or "and." / "but," / "and-"
-        config, opener = self._config, text[start:end].lower()
+        config, opener = self._config, text[start:end].lower().replace("\u2019", "'")
+        needed: int | None = None  # words the chunk needs before this opener
         if opener in config.clause_openers:
             needed = config.opener_break_min_words
         elif opener in config.phrase_openers:
             needed = config.phrase_break_min_words
-        else:
+        if self._under_a_second() and opener in config.first_chunk_openers:
+            first = config.first_chunk_break_words  # the reply's first words
+            needed = first if needed is None else min(needed, first)
+        if needed is None:
             return False
         follower = skip_spaces(text, end)
         if follower + 1 >= len(text):

@@ -24,6 +24,7 @@ from app.core.events import (
     StageFailed,
     Transcript,
 )
+from app.core.gate_config import GateConfig
 from app.core.languages import base_language, script_language
 from app.core.ports import (
     CallsTools,
@@ -37,7 +38,7 @@ from app.core.ports import (
     SpeechRecognizer,
     TunesTemperature,
 )
-from app.core.sentences import SentenceGate, Spoken, ends_sentence
+from app.core.sentences import SentenceGate, Spoken
 from app.core.stage_jobs import (
     EndOfReply,
     ExtractJob,
@@ -140,12 +141,14 @@ class Responder(Worker[ResponderJob]):
         clock: Clock,
         to_synthesizer: Callable[[SynthesizerJob], None],
         max_sentences: int | None = None,
+        gate: GateConfig | None = None,
     ) -> None:
         """``to_synthesizer`` hands chunks to the voice (the pipeline's job routing)."""
         super().__init__(publish)
         self.llm, self.live, self.clock = llm, live, clock
         self.to_synthesizer = to_synthesizer
         self.max_sentences = max_sentences
+        self.gate = gate or GateConfig()
         self.run_tool: ToolRunner | None = None
         """Runs the model's tool calls (None: the model was offered none)."""
         self.waiting = WaitingLines(ToolWait())
@@ -186,10 +189,13 @@ class Responder(Worker[ResponderJob]):
         def report(stats: PromptStats) -> None:
             self.publish(PrefixReuse(turn_id, stats.prompt_tokens, stats.reused_tokens))
 
+        dropping = False  # the rest of a sentence whose first part broke character
+
         def emit(spoken: list[Spoken]) -> None:
-            nonlocal chunks, sentences
-            for text, emotion in spoken:
-                if breaks_character(text):
+            nonlocal chunks, sentences, dropping
+            for text, emotion, sentence_end in spoken:
+                if dropping or breaks_character(text):
+                    dropping = not sentence_end
                     log.info("turn %d: dropped an out-of-character sentence", turn_id)
                     continue
                 chunk = ReplyChunk(turn_id, chunks, text, self.clock.now(), item.language,
@@ -197,7 +203,7 @@ class Responder(Worker[ResponderJob]):
                 if chunks == 0 and self.live.first_audio_priority:
                     self.live.first_audio_done.clear()  # set again by the synthesizer
                 chunks += 1
-                sentences += ends_sentence(text)
+                sentences += sentence_end
                 self.to_synthesizer(chunk)
                 self.publish(chunk)
 
@@ -211,7 +217,7 @@ class Responder(Worker[ResponderJob]):
             for attempt in range(1 + SILENT_REPLY_RETRIES):
                 if attempt:
                     log.info("turn %d: nothing in character to say; asking again", turn_id)
-                gate = SentenceGate()
+                gate = SentenceGate(self.gate)
                 pieces = self._pieces(item, cancelled, report)
                 for piece in pieces:
                     if piece is PAUSE:  # tools run now: say what came before them

@@ -17,6 +17,10 @@ ABBREVIATIONS = ["Mr.", "Mrs.", "Ms.", "Dr.", "Prof.", "Sr.", "Jr.", "St.", "vs.
 ABBREVIATIONS += ["e.g.", "i.e.", "U.S.", "a.m.", "p.m.", "approx."]
 
 
+WHOLE_FIRST_CHUNK = GateConfig(first_chunk_break_words=0)
+"""The gate without first-chunk breaks: the rules before them, tested on their own."""
+
+
 def chunks_of(tokens: list[str], config: GateConfig | None = None) -> list[str]:
     gate = SentenceGate(config)
     out: list[str] = []
@@ -51,7 +55,7 @@ def normalise(text: str) -> str:
         ("Pi is 3.14 roughly. Next.", ["Pi is 3.14 roughly.", "Next."]),
         (
             "Dr. Smith arrived at 5 p.m. today. Then...",
-            ["Dr. Smith arrived at 5 p.m. today.", "Then..."],
+            ["Dr. Smith arrived", "at 5 p.m. today.", "Then..."],
         ),
         ("こんにちは。元気ですか？", ["こんにちは。", "元気ですか？"]),
         (
@@ -59,10 +63,12 @@ def normalise(text: str) -> str:
             ["今日はとても良い天気ですね、", "散歩に行きましょう。"],
         ),
         ("J. R. R. Tolkien wrote it. Yes.", ["J. R. R. Tolkien wrote it.", "Yes."]),
-        ("It costs 2,000 at 3:45 today. Ok.", ["It costs 2,000 at 3:45 today.", "Ok."]),
-        ("See No. 5 on the list. No. I refuse.", ["See No. 5 on the list.", "No.", "I refuse."]),
+        ("It costs 2,000 at 3:45 today. Ok.", ["It costs 2,000", "at 3:45 today.", "Ok."]),
+        ("See No. 5 on the list. No. I refuse.",
+         ["See No. 5", "on the list.", "No.", "I refuse."]),
         ("Well... maybe not. Wait... What?", ["Well... maybe not.", "Wait...", "What?"]),
-        ("Yes. We sell apples, pears, etc.", ["Yes.", "We sell apples, pears, etc."]),
+        ("That is true. We sell apples, pears, etc.",
+         ["That is true.", "We sell apples, pears, etc."]),
         (
             'He said "Stop." Then left. Really?! Yes.',
             ['He said "Stop."', "Then left.", "Really?!", "Yes."],
@@ -72,7 +78,7 @@ def normalise(text: str) -> str:
         ("I *really* like **this** one.", ["I really like this one."]),
         (
             "Run `ls -la` and see [the docs](https://x.org/a) now.",
-            ["Run ls -la and see the docs now."],
+            ["Run ls -la", "and see the docs now."],
         ),
         (
             "Options:\n- **Tea** with milk\n* Coffee\n2. Juice\n## Done\n```py\nx\n```\n",
@@ -142,7 +148,7 @@ def test_the_chunk_after_a_first_clause_may_end_at_a_clause_too() -> None:
     # the short first clause plays ~1 s; the rest of the long sentence would take longer
     # than that to synthesize, so it is cut at its next clause as well
     text = "Bees collect nectar from flowers, bring it back to the hive, and fan it dry. Then."
-    assert chunks_of([text]) == [
+    assert chunks_of([text], WHOLE_FIRST_CHUNK) == [
         "Bees collect nectar from flowers,",
         "bring it back to the hive,",
         "and fan it dry.",
@@ -188,23 +194,25 @@ def test_an_early_chunk_without_a_comma_may_end_before_a_clause_opener(
     text: str, expected: list[str]
 ) -> None:
     # a comma-free first sentence would hold the first audio until its full stop
-    assert chunks_of([text]) == expected
-    assert chunks_of(list(text)) == expected
+    assert chunks_of([text], WHOLE_FIRST_CHUNK) == expected
+    assert chunks_of(list(text), WHOLE_FIRST_CHUNK) == expected
 
 
 def test_a_long_first_sentence_may_end_before_a_preposition() -> None:
     looping = ("The most famous and famously accurate answer of the most accurate answer of "
                "the most accurate answer.")
-    chunks = chunks_of([looping])
+    chunks = chunks_of([looping], WHOLE_FIRST_CHUNK)
     assert chunks[0] == "The most famous and famously accurate answer of the most accurate answer"
-    assert chunks == chunks_of(list(looping))  # however the tokens fall
+    assert chunks == chunks_of(list(looping), WHOLE_FIRST_CHUNK)  # however the tokens fall
     assert " ".join(chunks) == looping  # nothing lost or doubled
     # fewer than ten words before the preposition: one chunk, as before
-    assert chunks_of(["The moon is about a day away from Earth by rocket. Yes."]) == [
+    assert chunks_of(["The moon is about a day away from Earth by rocket. Yes."],
+                     WHOLE_FIRST_CHUNK) == [
         "The moon is about a day away from Earth by rocket.", "Yes."]
     # only early chunks: later sentences end at their marks
-    assert chunks_of(["Sure. " + looping]) == ["Sure.", looping]
-    assert chunks_of([looping], GateConfig(phrase_openers=frozenset())) == [looping]
+    assert chunks_of(["Sure, I can. " + looping]) == ["Sure, I can.", looping]
+    assert chunks_of([looping], GateConfig(phrase_openers=frozenset(),
+                                           first_chunk_break_words=0)) == [looping]
 
 
 @pytest.mark.parametrize(
@@ -225,8 +233,9 @@ def test_a_long_first_sentence_may_end_before_a_preposition() -> None:
     ],
 )
 def test_an_early_chunk_may_end_before_a_long_number(text: str, expected: list[str]) -> None:
-    assert chunks_of([text]) == expected
-    assert chunks_of(list(text)) == expected  # "2" that becomes "222,750" is judged whole
+    assert chunks_of([text], WHOLE_FIRST_CHUNK) == expected
+    # "2" that becomes "222,750" is judged whole
+    assert chunks_of(list(text), WHOLE_FIRST_CHUNK) == expected
     assert chunks_of([text], GateConfig(number_break_min_words=0)) == chunks_of(
         [text], GateConfig(long_number_digits=99))  # either turns the breaks off
 
@@ -238,14 +247,16 @@ def test_number_breaks_can_be_turned_off() -> None:
 
 def test_clause_opener_breaks_can_be_turned_off_or_tuned() -> None:
     text = "The sky looks blue to us because sunlight scatters in the air."
-    assert chunks_of([text], GateConfig(clause_openers=frozenset(),
-                                        phrase_openers=frozenset())) == [text]
-    assert chunks_of([text], GateConfig(opener_break_min_words=7)) == [text]
-    assert chunks_of([text], GateConfig(opener_break_min_words=3))[0] == "The sky looks blue to us"
+    assert chunks_of([text], GateConfig(clause_openers=frozenset(), phrase_openers=frozenset(),
+                                        first_chunk_openers=frozenset())) == [text]
+    assert chunks_of([text], GateConfig(opener_break_min_words=7,
+                                        first_chunk_break_words=0)) == [text]
+    assert chunks_of([text], GateConfig(opener_break_min_words=3, first_chunk_break_words=0)
+                     )[0] == "The sky looks blue to us"
 
 
 def test_clause_splitting_stops_after_a_sentence_or_enough_words() -> None:
-    after_sentence = "Yes. We sell apples, pears, and plums today."
+    after_sentence = "That is true. We sell apples, pears, and plums today."
     assert chunks_of([after_sentence])[1] == "We sell apples, pears, and plums today."
     long_clauses = "One two three four, five six seven eight, nine ten eleven twelve, more here."
     assert chunks_of([long_clauses], GateConfig(clause_split_words=8)) == [
@@ -271,7 +282,7 @@ def test_a_long_later_sentence_is_spoken_in_parts_at_its_clauses() -> None:
         "and happy to chat.",
         "Bye.",
     ]
-    short = "Okay. We sell apples, pears, and plums, all fresh. Bye."
+    short = "That is fine. We sell apples, pears, and plums, all fresh. Bye."
     assert chunks_of([short])[1] == "We sell apples, pears, and plums, all fresh."
 
 
@@ -375,3 +386,55 @@ def test_an_abbreviation_before_a_long_number_holds_together() -> None:
     for text in ("Say Hello Mr. 32,000 Hello", "See No. 12,500 now"):
         gate = SentenceGate()
         assert [*gate.push(text), *gate.flush()] == [text]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # about a second of words, then the rest of the sentence while they play
+        ("I'm so glad you're enjoying the ocean tonight. My favorite thing to do is swim.",
+         ["I'm so glad", "you're enjoying the ocean tonight.",
+          "My favorite thing to do is swim."]),
+        ("My favorite thing to do is to enjoy the night. Yes.",
+         ["My favorite thing", "to do is to enjoy the night.", "Yes."]),
+        ("Bees make honey from the nectar of flowers.",
+         ["Bees make honey", "from the nectar of flowers."]),
+        ("I’m so glad you’re here today.", ["I’m so glad", "you’re here today."]),  # noqa: RUF001
+        # fewer than three words before the opener, or an opener that may be an object
+        ("I love to read books.", ["I love to read books."]),
+        ("I will tell you a story.", ["I will tell you a story."]),
+        # a first sentence of three words or more is the first chunk; later ones are not cut
+        ("That is easy. Bees make honey from the nectar of flowers.",
+         ["That is easy.", "Bees make honey from the nectar of flowers."]),
+        # after a first sentence under a second, the next chunk is cut early too: "Today!"
+        # plays for 0.4 s, and a 12-word sentence after it took longer to synthesize
+        ("Sure. Bees make honey from the nectar of flowers.",
+         ["Sure.", "Bees make honey", "from the nectar of flowers."]),
+        ("Today! It's a day of endless possibility, filled with joy.",
+         ["Today!", "It's a day", "of endless possibility,", "filled with joy."]),
+        # a name after the opener is not a new clause
+        ("I just read Romeo and Juliet. Yes.", ["I just read Romeo and Juliet.", "Yes."]),
+    ],
+)
+def test_the_first_chunk_may_end_before_an_opener_after_three_words(
+    text: str, expected: list[str]
+) -> None:
+    assert chunks_of([text]) == expected
+    assert chunks_of(list(text)) == expected  # however the tokens fall
+
+
+def test_first_chunk_breaks_can_be_tuned_or_turned_off() -> None:
+    text = "I'm so glad you're enjoying the ocean tonight."
+    assert chunks_of([text], WHOLE_FIRST_CHUNK) == [text]
+    assert chunks_of([text], GateConfig(first_chunk_break_words=4)) == [text]
+    assert chunks_of([text], GateConfig(first_chunk_openers=frozenset({"the"}))) == [
+        "I'm so glad you're enjoying", "the ocean tonight."]
+
+
+def test_a_chunk_cut_inside_its_sentence_is_no_sentence_end() -> None:
+    gate = SentenceGate()
+    chunks = gate.feed("I'm so glad you're here, truly. Bees make honey from nectar.")
+    chunks += gate.finish()
+    assert [(c.text, c.sentence_end) for c in chunks] == [
+        ("I'm so glad", False), ("you're here,", False), ("truly.", True),
+        ("Bees make honey from nectar.", True)]

@@ -85,3 +85,11 @@ def test_a_cancelled_turn_is_not_asked_again() -> None:
     events = _answer(model, cancel_after_first=True)
     assert len(model.prompts) == 1
     assert _spoken(events) == []
+
+
+def test_the_rest_of_an_out_of_character_sentence_goes_with_it() -> None:
+    # the gate speaks a sentence in parts ("As an AI model, | I have no feelings at all."):
+    # once a part breaks character, the rest of its sentence is not said either
+    model = _scripted("As an AI model, I have no feelings at all. But I do love tea, truly.")
+    events = _answer(model)
+    assert _spoken(events) == ["But I do love tea, truly."]

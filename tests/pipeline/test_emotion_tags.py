@@ -46,7 +46,7 @@ SCRIPTED = [
 E = Emotion
 SCRIPTED_EMOTIONS = [
     [E.HAPPY, E.THINKING],
-    [E.SAD, None, E.SURPRISED],
+    [E.SAD, E.SAD, None, E.SURPRISED],  # "I am sorry | to hear it.": the first words cut
     [E.HAPPY, E.SMUG, E.SMUG],
 ]
 

@@ -184,3 +184,25 @@ def test_the_reply_cap_counts_sentences_not_clauses() -> None:
         assert "明後日" not in spoken
     finally:
         pipeline.stop()
+
+
+def test_a_first_chunk_cut_inside_its_sentence_is_no_sentence_of_the_cap() -> None:
+    """The first words of a reply are spoken before their sentence ends ("I'm so glad |
+    you're here."); a cap of two sentences still speaks two whole sentences."""
+    asr = HearsLanguages([("How are you?", "en")])
+    llm = StreamsCharacters(
+        "I'm so glad you're here today. The weather is lovely. Tomorrow it will rain.")
+    tts = SpeaksLanguages()
+    pipeline = VoicePipeline(Engines(FakeVoiceActivity(), asr, llm, tts), "You are a test.")
+    events: list[PipelineEvent] = []
+    pipeline.add_observer(events.append)
+    pipeline.use_persona(UsePersona(("en",), max_sentences=2))
+    pipeline.start()
+    try:
+        mic = np.concatenate([silence(0.3), voiced(1.0), silence(1.5)])
+        _run_until(lambda: any(isinstance(e, PlaybackEnded) for e in events), pipeline, mic)
+        spoken = [text for _, text in tts.spoken]
+        assert spoken[:3] == ["I'm so glad", "you're here today.", "The weather is lovely."]
+        assert "Tomorrow" not in " ".join(spoken)
+    finally:
+        pipeline.stop()

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from app.core.endpointing import EndpointConfig
+from app.core.gate_config import GateConfig
 from app.core.languages import base_language, language_name
 from app.core.ports import (
     LanguageModel,
@@ -79,3 +80,6 @@ class PipelineConfig:
     (off: the audio model and the silence alone; ``bench turns`` compares)."""
     first_audio_priority: bool = True
     """The LLM pauses while the reply's first chunk is synthesized (off: both at once)."""
+    gate: GateConfig = field(default_factory=GateConfig)
+    """Where replies are cut into chunks for the voice (``bench conversation
+    --first-chunk-words 0`` measures the first-chunk cut)."""

@@ -89,7 +89,7 @@ def build_stages(
         listener=listener,
         transcriber=Transcriber(publish, engines.asr, live, clock, engines.speaker),
         responder=Responder(publish, engines.llm, live, clock, router.send,
-                            config.max_reply_sentences),
+                            config.max_reply_sentences, config.gate),
         synthesizer=Synthesizer(publish, engines.tts, live, clock, playback),
     )
     router.connect(stages)
