@@ -164,45 +164,37 @@ def test_the_timeline_records_the_language_heard_and_answered() -> None:
         pipeline.stop()
 
 
-def test_the_reply_cap_counts_sentences_not_clauses() -> None:
-    """Japanese replies are cut at clauses more often: a cap of two sentences still
-    speaks two whole sentences after an opening clause."""
-    asr = HearsLanguages([("天気はどう？", "ja")])
-    llm = StreamsCharacters(
-        "そうですね、今日はとても良い天気です。明日は雨が降るそうです。明後日は雪です。")
-    tts = SpeaksLanguages()
+def _spoken_under_a_cap(heard: tuple[str, str], reply: str, cap: int) -> list[str]:
+    """What the voice says of ``reply`` to one request, with a cap of ``cap`` sentences."""
+    asr, llm, tts = HearsLanguages([heard]), StreamsCharacters(reply), SpeaksLanguages()
     pipeline = VoicePipeline(Engines(FakeVoiceActivity(), asr, llm, tts), "You are a test.")
     events: list[PipelineEvent] = []
     pipeline.add_observer(events.append)
-    pipeline.use_persona(UsePersona(("ja",), max_sentences=2))
+    pipeline.use_persona(UsePersona((heard[1],), max_sentences=cap))
     pipeline.start()
     try:
         mic = np.concatenate([silence(0.3), voiced(1.0), silence(1.5)])
         _run_until(lambda: any(isinstance(e, PlaybackEnded) for e in events), pipeline, mic)
-        spoken = "".join(text for _, text in tts.spoken)
-        assert "明日は雨が降るそうです。" in spoken
-        assert "明後日" not in spoken
+        return [text for _, text in tts.spoken]
     finally:
         pipeline.stop()
+
+
+def test_the_reply_cap_counts_sentences_not_clauses() -> None:
+    """Japanese replies are cut at clauses more often: a cap of two sentences still
+    speaks two whole sentences after an opening clause."""
+    spoken = "".join(_spoken_under_a_cap(
+        ("天気はどう？", "ja"),
+        "そうですね、今日はとても良い天気です。明日は雨が降るそうです。明後日は雪です。", 2))
+    assert "明日は雨が降るそうです。" in spoken
+    assert "明後日" not in spoken
 
 
 def test_a_first_chunk_cut_inside_its_sentence_is_no_sentence_of_the_cap() -> None:
     """The first words of a reply are spoken before their sentence ends ("I'm so glad |
     you're here."); a cap of two sentences still speaks two whole sentences."""
-    asr = HearsLanguages([("How are you?", "en")])
-    llm = StreamsCharacters(
-        "I'm so glad you're here today. The weather is lovely. Tomorrow it will rain.")
-    tts = SpeaksLanguages()
-    pipeline = VoicePipeline(Engines(FakeVoiceActivity(), asr, llm, tts), "You are a test.")
-    events: list[PipelineEvent] = []
-    pipeline.add_observer(events.append)
-    pipeline.use_persona(UsePersona(("en",), max_sentences=2))
-    pipeline.start()
-    try:
-        mic = np.concatenate([silence(0.3), voiced(1.0), silence(1.5)])
-        _run_until(lambda: any(isinstance(e, PlaybackEnded) for e in events), pipeline, mic)
-        spoken = [text for _, text in tts.spoken]
-        assert spoken[:3] == ["I'm so glad", "you're here today.", "The weather is lovely."]
-        assert "Tomorrow" not in " ".join(spoken)
-    finally:
-        pipeline.stop()
+    spoken = _spoken_under_a_cap(
+        ("How are you?", "en"),
+        "I'm so glad you're here today. The weather is lovely. Tomorrow it will rain.", 2)
+    assert spoken[:3] == ["I'm so glad", "you're here today.", "The weather is lovely."]
+    assert "Tomorrow" not in " ".join(spoken)
