@@ -107,7 +107,8 @@ def test_another_voice_before_the_reply_leaves_the_request_alone(
         voice_b("Did anyone buy milk on the way home?"), silence(5.0)])
     result = _run(models, kai, audio, [print_a], token_delay_s=0.6)  # first words ~2 s late
     assert [turn.cancelled for turn in result.turns].count("reopened: the user went on") == 1
-    assert _said(result) == ["what time is it right now?"]
+    # Whisper may leave off the question mark of a request cut from a reopened turn
+    assert [said.rstrip("?.!") for said in _said(result)] == ["what time is it right now"]
     assert result.other_voice >= 1
 
 
