@@ -148,7 +148,8 @@ class Responder(Worker[ResponderJob]):
         self.llm, self.live, self.clock = llm, live, clock
         self.to_synthesizer = to_synthesizer
         self.max_sentences = max_sentences
-        self.gate = gate or GateConfig()
+        self.gate = gate
+        """Where replies are cut into chunks (None: the gate's defaults)."""
         self.run_tool: ToolRunner | None = None
         """Runs the model's tool calls (None: the model was offered none)."""
         self.waiting = WaitingLines(ToolWait())
