@@ -227,12 +227,12 @@ class MemoryExtractor:
                 if output is None:
                     self.cancelled += 1
                     return
-                self.passes += 1
                 facts = parse_facts(output, pending.user_text)
                 log.info("memory extraction: %d fact(s) kept of %d line(s)",
                          len(facts), len([x for x in output.splitlines() if x.strip()]))
                 if facts:
                     self.store(pending.key, facts)
+                self.passes += 1  # after the store: a pass counted has handed on its facts
             finally:
                 finished.set()
 

@@ -146,6 +146,27 @@ def test_a_fact_is_stored_after_an_idle_exchange(tmp_path: Path, rigs: list[_Rig
     assert rig.model.log == ["reply", "extract", "extract-end 7/7"]  # "- The user's..."
 
 
+def test_a_pass_is_counted_only_once_its_facts_are_handed_on(
+        tmp_path: Path, rigs: list[_Rig]) -> None:
+    """Whoever waits for ``passes`` and then flushes the keeper finds the facts written
+    (CI once saw the count first and an empty memory list)."""
+    rig = _Rig(tmp_path, _Model("How lovely.", f"- {FACT}\n"), [SISTER])
+    rigs.append(rig)
+    counted_at_store: list[int] = []
+    handed_on = rig.extractor.store
+
+    def store(key: object, facts: list[str]) -> None:
+        counted_at_store.append(rig.extractor.passes)
+        time.sleep(0.2)  # a slow hand-over: the count must wait for it
+        handed_on(key, facts)
+
+    rig.extractor.store = store
+    rig.run_until(lambda: rig.commits() == 1, mic=_utterance())
+    rig.run_until(lambda: rig.extractor.passes == 1)
+    assert counted_at_store == [0]
+    assert rig.memories() == [FACT.rstrip(".")]
+
+
 def test_speech_cancels_the_pass_and_the_reply_goes_first(
         tmp_path: Path, rigs: list[_Rig]) -> None:
     model = _Model("How lovely.", FACT + " " + "and so on " * 40, extract_delay_s=0.02)
