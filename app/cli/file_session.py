@@ -64,6 +64,8 @@ class RunResult:
     """With ``learn_voice``: the voice learnt from the requests, used from then on."""
     interrupted: bool = False
     """Stopped early by a signal: ``output`` holds what was played until then."""
+    dropped: list[TurnTimeline] = field(default_factory=list)
+    """Turns dropped before they were confirmed (speculative ones, echo, "mm-hm")."""
     failures: list[str] = field(default_factory=list)
     """What failed while running (a reply the model could not give, a stage that broke),
     one line each, as said on stderr; any makes the run's exit status 1."""
@@ -153,6 +155,7 @@ def run_file(
         not_the_user=pipeline.recorder.not_the_user,
         other_voice=pipeline.recorder.other_voice,
         learnt=learnt.voices,
+        dropped=pipeline.recorder.dropped_turns(),
         interrupted=interrupted,
         failures=problems.failures(),
     )

@@ -216,3 +216,8 @@ class TimelineRecorder:
 
     def confirmed_turns(self) -> list[TurnTimeline]:
         return [t for _, t in sorted(self.turns.items()) if t.confirmed]
+
+    def dropped_turns(self) -> list[TurnTimeline]:
+        """Turns dropped before they were confirmed (a pause that was not the end, echo,
+        "mm-hm"): what a run's story needs beside the confirmed ones."""
+        return [t for _, t in sorted(self.turns.items()) if not t.confirmed]

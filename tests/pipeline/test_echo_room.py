@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from app.adapters.file_audio import read_audio
-from app.cli.file_session import RoomSimulation, run_file
+from app.cli.file_session import RoomSimulation, RunResult, run_file
 from app.core.pipeline import Engines
 from app.engines import EngineChoice, build_echo_canceller, build_engines, warm_engines
 from app.personas import Persona
@@ -83,13 +83,28 @@ def test_with_echo_cancellation_the_user_can_still_talk_over_it(
         engines, persona, audio, max_wait_s=40, echo=build_echo_canceller(), room=ROOM
     )
     first = result.turns[0]
+    story = _story(result, user_again)  # what happened, should an assertion fail
     assert first.first_sample_played is not None and first.first_sample_played < user_again
     # the reply pauses at the user's voice; their words then drop it ("Stop." alone, or,
     # should the short word be heard as nothing, "What time is it?" right after)
-    assert result.barge_in_stops and min(result.barge_in_stops) <= 0.25
-    assert first.barge_in is not None
-    assert user_again < first.barge_in < user_again + 2.0
-    assert any("time" in t.transcript.lower() for t in result.turns[1:])
+    assert result.barge_in_stops and min(result.barge_in_stops) <= 0.25, story
+    assert first.barge_in is not None, story
+    assert user_again < first.barge_in < user_again + 2.0, story
+    assert any("time" in t.transcript.lower() for t in result.turns[1:]), story
+
+
+def _story(result: RunResult, user_again: float) -> str:
+    """Each turn in a line, with the run's counters: enough to tell from a CI log why a
+    barge-in was missed."""
+    lines = [f"user again at {user_again:.2f} s; pauses {result.barge_in_stops}; "
+             f"resumed {result.resumed_after_pause}; not the user {result.not_the_user}; "
+             f"cancelled speculative {result.speculative_cancelled}"]
+    lines += [f"turn {t.turn_id}: speech {t.speech_start}-{t.speech_end} "
+              f"{t.transcript!r} cancelled={t.cancelled} barge_in={t.barge_in} "
+              f"first sound={t.first_sample_played} ended={t.playback_ended} "
+              f"heard={t.heard_text[:60]!r}"
+              for t in sorted([*result.turns, *result.dropped], key=lambda t: t.turn_id)]
+    return "\n".join(lines)
 
 
 @pytest.mark.parametrize(("delay_s", "gain"), [(0.02, 0.9), (0.08, 0.6), (0.15, 0.3)])
@@ -112,9 +127,10 @@ def test_double_talk_on_loudspeakers_has_no_phantom_turns(
     acted = [t for t in result.turns if t.reply_text or t.heard_text or t.barge_in]
     phantoms = [t for t in acted if t.speech_start is not None and not any(
         begin - 0.4 <= t.speech_start <= end + 0.2 for begin, end in spoken)]
-    assert phantoms == [], [(t.speech_start, t.transcript) for t in phantoms]
+    story = _story(result, user_again)
+    assert phantoms == [], story
     first, last = result.turns[0], result.turns[-1]
-    assert first.barge_in is not None and user_again < first.barge_in < user_again + 1.5
-    assert "time" in last.transcript.lower()
-    assert last.heard_text.strip() and not last.interrupted
-    assert result.barge_in_stops and min(result.barge_in_stops) <= 0.25
+    assert first.barge_in is not None and user_again < first.barge_in < user_again + 1.5, story
+    assert "time" in last.transcript.lower(), story
+    assert last.heard_text.strip() and not last.interrupted, story
+    assert result.barge_in_stops and min(result.barge_in_stops) <= 0.25, story
