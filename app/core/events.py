@@ -64,6 +64,8 @@ class SpeechResumed:
     """The user spoke again before the end-of-turn silence elapsed."""
 
     at: float
+    over_assistant: bool = False
+    """The listener paused the reply again for it (``voice_pause``): the machine holds it."""
 
 
 @dataclass(frozen=True)

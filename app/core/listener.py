@@ -19,9 +19,8 @@ from app.core.events import (
     EndOfTurnScore,
     FloatAudio,
     PipelineEvent,
-    PlaybackPaused,
-    PlaybackResumed,
     SpeechPaused,
+    SpeechResumed,
     SpeechStarted,
 )
 from app.core.input_guard import NonFiniteGuard
@@ -41,6 +40,7 @@ from app.core.stream_clock import StreamClock, StreamTime
 from app.core.telemetry import InputLevel, level_db
 from app.core.turn_commands import JudgeEndOfTurn
 from app.core.utterance_text import END_OF_TURN_COMPLETE, EndOfTurnCall
+from app.core.voice_pause import VoicePause
 from app.core.worker import Publish, Worker
 
 log = logging.getLogger(__name__)
@@ -85,9 +85,8 @@ class Listener(Worker[ListenerJob]):
         (speculative turns); the listener then only reports the audio model's score."""
         self.barge_in = barge_in
         """When the user's voice pauses the reply, and what counts as the assistant's echo."""
-        self._paused_for_voice = self._voice_confirmed = self._confirmed_over_reply = False
-        """The speech in progress counted as speech while the reply was audible (the turn
-        machine holds the reply); otherwise the reply began while the user was talking."""
+        self.voice_pause = VoicePause(playback, endpointer, publish, self.clock_time)
+        """Pauses the reply at the user's voice (the listener's half of a barge-in)."""
         self._since_audible = 1 << 30
         self.muted = False
         self.tap: InputTap | None = None  # takes the audio while a voice is read in (deaf)
@@ -111,7 +110,7 @@ class Listener(Worker[ListenerJob]):
         audible = self.playback.speaking or self.playback.paused
         if (self.endpointer.in_speech
                 or self.barge_in.near_assistant(audible, self._since_audible / rate)
-                or self._paused_for_voice
+                or self.voice_pause.paused
                 or not self.playback.idle()):  # a turn in flight: the user may go on
             return 0.0
         return IDLE_PAUSE_S
@@ -224,52 +223,21 @@ class Listener(Worker[ListenerJob]):
         self._hold_replies_for_voice()
         for found in found_events:
             if isinstance(found, SpeechStarted):
-                self._voice_confirmed = True
-                self._confirmed_over_reply = audible
+                self.voice_pause.speech_confirmed(over_reply=audible)
                 found = SpeechStarted(found.at, found.speech_start, over_assistant=near)
+            elif isinstance(found, SpeechResumed):
+                found = self.voice_pause.resumed(found, self.barge_in, self.muted,
+                                                 frame.size / rate)
             event = self._stamp(found)
             self.publish(event)
             if isinstance(event, SpeechPaused) and self.turn_detector is not None:
                 self._judge_pause(event)
-        self._pause_for_voice(self.clock_time(self._samples / rate))
+        self.voice_pause.update(self.barge_in, self.muted, self.clock_time(self._samples / rate))
 
     def _hold_replies_for_voice(self) -> None:
         """No reply starts while a voice is in progress (from its first voiced frame, not
         once it counts as speech), set before any end of turn is published."""
         self.playback.hold_new_replies(self.endpointer.in_speech and not self.muted)
-
-    def _pause_for_voice(self, now: float) -> None:
-        """Pause the reply at a new voice onset; resume it if the voice dies away before it
-        counts as speech (a cough costs a dip). Once it counts over the reply, the turn
-        machine decides whether it plays on."""
-        machine_decides = self._voice_confirmed and self._confirmed_over_reply
-        if self._paused_for_voice:
-            if not self.endpointer.in_speech:
-                if not machine_decides:
-                    self.playback.resume()
-                    self.publish(PlaybackResumed(at=now))
-                self._paused_for_voice = False
-                self._voice_confirmed = self._confirmed_over_reply = False
-            return
-        if not self.endpointer.in_speech:
-            self._voice_confirmed = self._confirmed_over_reply = False
-            return
-        if not machine_decides and self.barge_in.pauses_reply(
-                reply_sounding=self.playback.speaking, muted=self.muted,
-                voiced_ms=self.endpointer.voiced_ms,
-                reply_began_after_voice=self._reply_began_after_voice()):
-            self.playback.pause()
-            self._paused_for_voice = True
-            if not self._voice_confirmed:
-                self.publish(PlaybackPaused(
-                    at=now, speech_start=self.clock_time(self.endpointer.speech_start)))
-
-    def _reply_began_after_voice(self) -> bool:
-        """The reply started sounding after this voice began (it slipped past the hold on
-        new replies between two frames): the voice is not its echo, and the turn machine
-        reopens the turn for it (``TurnInFlight.reply_audible_at``), so pause it now."""
-        started = self.playback.sounding_since
-        return started is not None and self.clock_time(self.endpointer.speech_start) < started
 
     def _end_now(self) -> None:
         ended = self.endpointer.end_now()

@@ -10,6 +10,7 @@ from app.core.barge_in import BargeInPolicy
 from app.core.events import BargeIn, TurnCancelled
 from app.core.turn_commands import CancelTurn, Command, Publish
 from app.core.turn_phase import TurnInFlight
+from app.core.utterance_text import words_after
 
 
 @dataclass
@@ -25,12 +26,24 @@ class ReplyHold:
     recent_words: list[str] = field(default_factory=list)
     """The last words the assistant spoke: speech that repeats them is its own echo."""
 
-    def hold(self, turn: TurnInFlight, at: float) -> None:
-        self.held, self.since = turn, at
+    words_only: bool = False
+    """Only words drop the held reply, never the deadline: it was held again for a voice
+    going on after words that were not the user's (echo may still be leaking)."""
+
+    dismissed: str = ""
+    """The words of the voice in progress judged not the user's (the reply played on): a
+    reply held again for that voice judges only what was said after them."""
+
+    def hold(self, turn: TurnInFlight, at: float, words_only: bool = False) -> None:
+        self.held, self.since, self.words_only = turn, at, words_only
+        if not words_only:
+            self.dismissed = ""  # a new voice
 
     def deadline(self) -> float | None:
         """When speech over the paused reply has lasted long enough to be a barge-in."""
-        return None if self.held is None else self.policy.confirm_at(self.since)
+        if self.held is None or self.words_only:
+            return None
+        return self.policy.confirm_at(self.since)
 
     def confirm(self, at: float) -> list[Command]:
         """The user's words (or the deadline) say it is a barge-in: drop the held reply."""
@@ -55,8 +68,10 @@ class ReplyHold:
         self.recent_words = words[-self.policy.config.recent_reply_words:]
 
     def not_the_user(self, text: str) -> bool:
-        """Words over the assistant that are its own echo, a hallucination or a backchannel."""
-        return self.policy.not_the_user(text, self.recent_words,
+        """Words over the assistant that are its own echo, a hallucination or a backchannel
+        (after the part of them already judged, for a reply held again)."""
+        said = words_after(text, self.dismissed) if self.words_only else text
+        return self.policy.not_the_user(said, self.recent_words,
                                         reply_still_going=self.held is not None)
 
     def playback_ended(self, turn_id: int, played_s: float) -> tuple[bool, bool]:

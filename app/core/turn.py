@@ -149,9 +149,20 @@ class TurnMachine(TurnState):
         return commands
 
     def _on_resume(self, event: SpeechResumed) -> list[Command]:
-        if self._active and not self._active.confirmed:
+        active = self._active
+        if active and not active.confirmed:
             return self.cancel_live(event.at, USER_RESUMED)
-        return []
+        if not event.over_assistant or self.muted:
+            return []
+        if active and self.barge_in.enabled:
+            # The reply played on after this voice's first words were not the user's
+            # (echo, "mm-hm", nothing heard); the listener paused it again as the voice
+            # went on: hold it again; the words of the whole utterance decide (not the
+            # clock: the echo that paused it may be leaking still).
+            self._hold.hold(active, event.at, words_only=True)
+            self._active = None
+            return self._set_state(AssistantState.LISTENING, event.at)
+        return [ResumePlayback()]  # nothing to hold: never leave sound paused
 
     def _on_end_of_turn(self, event: UtteranceEnded) -> list[Command]:
         self._user_speaking = False
@@ -204,6 +215,7 @@ class TurnMachine(TurnState):
             if active.confirmed:
                 self._active = None
             if self._hold.held is not None:
+                self._hold.dismissed = text  # should this voice go on, what follows counts
                 commands += self._resume_held(event.at)
             elif event.other_voice and active.carried is not None:
                 return [*commands, *self._ask_again(active, event.at)]

@@ -229,3 +229,19 @@ def echoed_share(words: list[str], assistant_words: list[str]) -> float:
     matcher = SequenceMatcher(None, assistant_words, words, autojunk=False)
     repeated = sum(block.size for block in matcher.get_matching_blocks() if block.size >= shortest)
     return repeated / len(words)
+
+
+def words_after(text: str, prefix: str) -> str:
+    """``text`` without its opening words when they repeat ``prefix`` (give or take a word
+    Whisper heard differently the second time): what a voice said after a part of it
+    that was already judged. The words come back lower-cased, without punctuation."""
+    words, before = [w for w in _words(text) if w], [w for w in _words(prefix) if w]
+    if not before:
+        return " ".join(words)
+    matcher = SequenceMatcher(None, before, words, autojunk=False)
+    cut, least = 0, min(2, len(before))  # a lone common word ("time") is no repeat
+    for block in matcher.get_matching_blocks():
+        if not block.size or block.b > cut + 1 or block.size < least:
+            break  # runs from the start, a misheard word between them at most
+        cut = block.b + block.size
+    return " ".join(words[cut:])

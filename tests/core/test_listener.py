@@ -212,6 +212,38 @@ def test_a_cough_costs_a_dip_not_the_reply() -> None:
     assert not playback.paused
 
 
+def test_a_voice_going_on_over_a_reply_let_play_on_pauses_it_again() -> None:
+    """The turn machine let the reply play on at the voice's pause (its first words were
+    echo, "mm-hm" or nothing heard); when the voice goes on, the reply pauses again at
+    once and the machine is told to hold it."""
+    from app.core.events import PlaybackPaused, SpeechPaused, SpeechResumed
+
+    events: list[PipelineEvent] = []
+    listener, playback = _playing_listener(events)
+    _play_and_hear(listener, playback, np.concatenate([quiet(0.5), loud(0.3), quiet(0.2)]))
+    assert playback.paused and any(isinstance(e, SpeechPaused) for e in events)
+    playback.resume()  # the machine's ResumePlayback: not the user's words
+    before = len(events)
+    _play_and_hear(listener, playback, loud(0.2))
+    later = events[before:]
+    (resumed,) = [e for e in later if isinstance(e, SpeechResumed)]
+    assert resumed.over_assistant
+    (paused,) = [e for e in later if isinstance(e, PlaybackPaused)]
+    assert paused.at - resumed.at < 0.05 and playback.paused
+
+
+def test_a_voice_going_on_over_a_paused_reply_is_an_ordinary_resume() -> None:
+    from app.core.events import PlaybackPaused, SpeechResumed
+
+    events: list[PipelineEvent] = []
+    listener, playback = _playing_listener(events)
+    _play_and_hear(listener, playback,
+                   np.concatenate([quiet(0.5), loud(0.3), quiet(0.2), loud(0.2)]))
+    (resumed,) = [e for e in events if isinstance(e, SpeechResumed)]
+    assert not resumed.over_assistant  # still held: nothing to pause again
+    assert len([e for e in events if isinstance(e, PlaybackPaused)]) == 1
+
+
 class AttenuatingEcho:
     """A canceller that takes ``keep`` of the signal through (1.0: a user's voice passes)."""
 

@@ -388,6 +388,55 @@ def test_echo_hallucinations_and_backchannels_never_interrupt(heard: str) -> Non
     assert names(cmds)[0] == "TurnCommitted"
 
 
+def _played_on_after(m: TurnMachine, first_words: str) -> StartTurn:
+    """A voice over the reply whose first part (to its pause) was not the user's words:
+    the reply plays on. Returns the reply's turn."""
+    first = _speaking(m)
+    m.handle(_over(2.5, 2.28))
+    spec = start_of(m.handle(SpeechPaused(at=3.0, speech_start=2.28, speech_end=2.84,
+                                          audio=AUDIO)))
+    cmds = m.handle(Transcript(spec.turn_id, first_words, 3.2))
+    assert "ResumePlayback" in names(cmds) and m.live_turn_id == first.turn_id
+    return first
+
+
+@pytest.mark.parametrize("first_words", ["", "Once upon a time there was", "Mm-hmm."])
+def test_a_voice_that_goes_on_after_words_that_were_not_the_users_is_heard(
+        first_words: str) -> None:
+    """ "Stop." heard as nothing (or echo, or "mm-hm"), then "What time is it?" in the same
+    breath: the listener pauses the reply again and the machine holds it; the words of
+    the whole utterance drop it. Before, the reply talked over them and they were lost."""
+    m = machine()
+    first = _played_on_after(m, first_words)
+    cmds = m.handle(SpeechResumed(at=3.4, over_assistant=True))
+    assert states(cmds) == [AssistantState.LISTENING] and "ResumePlayback" not in names(cmds)
+    assert m.next_deadline() is None  # only words drop it: the echo may be leaking still
+    second = start_of(m.handle(UtteranceEnded(at=5.0, speech_start=2.28, speech_end=4.8,
+                                              audio=AUDIO)))
+    cmds = m.handle(Transcript(second.turn_id, f"{first_words} What time is it?", 5.3))
+    assert names(cmds) == ["BargeIn", "TurnCancelled", "CancelTurn"]
+    barge = cmds[0]
+    assert isinstance(barge, Publish) and isinstance(barge.event, BargeIn)
+    assert barge.event.turn_id == first.turn_id and barge.event.at == 3.4
+
+
+def test_echo_that_goes_on_after_an_echo_verdict_lets_the_reply_play_on_again() -> None:
+    m = machine()
+    first = _played_on_after(m, "Once upon a time there was")
+    m.handle(SpeechResumed(at=3.4, over_assistant=True))
+    second = start_of(m.handle(UtteranceEnded(at=4.4, speech_start=2.28, speech_end=4.2,
+                                              audio=AUDIO)))
+    cmds = m.handle(Transcript(second.turn_id, "Once upon a time there was a dragon.", 4.6))
+    assert "BargeIn" not in names(cmds) and "ResumePlayback" in names(cmds)
+    assert m.live_turn_id == first.turn_id and m.state is AssistantState.SPEAKING
+
+
+def test_a_resume_the_listener_paused_for_with_nothing_to_hold_plays_on() -> None:
+    m = machine(speculative=False)
+    assert names(m.handle(SpeechResumed(at=0.5, over_assistant=True))) == ["ResumePlayback"]
+    assert m.handle(SpeechResumed(at=0.6)) == []
+
+
 def test_speech_that_goes_on_over_the_reply_interrupts_it_before_its_words_are_in() -> None:
     m = machine(speculative=False)
     first = _speaking(m)

@@ -13,6 +13,7 @@ from app.core.utterance_text import (
     end_turn_now,
     judge_text,
     not_a_request,
+    words_after,
 )
 
 V = TextVerdict
@@ -146,3 +147,18 @@ def test_echo_with_a_misheard_word_is_still_echo() -> None:
     assert not_a_request("the little dragon who loves bread and honey", said, True)
     assert not_a_request("little dragon", said, reply_still_going=True)  # a short exact run
     assert not not_a_request("dragon little", said, reply_still_going=False)  # not in order
+
+
+@pytest.mark.parametrize(("text", "prefix", "rest"), [
+    ("Once upon a time there was. What time is it?", "Once upon a time there was",
+     "what time is it"),
+    ("Once upon a time, there were... What time is it?", "Once upon a time there was",
+     "were what time is it"),  # a word heard differently the second time stays
+    ("Mm-hmm. Stop!", "Mm-hmm.", "stop"),
+    ("Stop. What time is it?", "", "stop what time is it"),
+    ("What time is it?", "Once upon a time", "what time is it"),  # no repeat: all of it
+    ("Once upon a time", "Once upon a time", ""),
+])
+def test_words_after_a_part_already_judged(text: str, prefix: str, rest: str) -> None:
+    assert words_after(text, prefix) == rest
+
