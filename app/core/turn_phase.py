@@ -31,6 +31,8 @@ Transitions:
 | HELD_FOR_BARGE_IN  | Transcript: a request, or ``tick`` past        | the new turn's     |
 |                    | ``BargeInPolicy.confirm_at`` (drop the reply)  | phase              |
 | HELD_FOR_BARGE_IN  | Transcript: echo, noise, a backchannel        | ANSWERING (resume) |
+| ANSWERING          | SpeechResumed over the reply (that voice's    | HELD_FOR_BARGE_IN  |
+|                    | first words were not the user's): words only  |                    |
 | any                | set_muted(True): an unconfirmed turn is        | MUTED, or          |
 |                    | cancelled, a held reply plays on               | ANSWERING          |
 | MUTED              | set_muted(False)                              | IDLE               |
