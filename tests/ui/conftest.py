@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterator
 
@@ -43,6 +44,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if str(item.path).startswith(here):
             item.add_marker(pytest.mark.gui)
+
+
+@pytest.fixture(autouse=True)
+def _qt_garbage_freed_on_the_gui_thread() -> Iterator[None]:
+    """Qt objects caught in reference cycles are freed by the cyclic collector on whichever
+    thread happens to allocate when it runs (a keeper's writer, a pipeline stage), and a
+    widget deleted off the GUI thread crashes Qt later, in its event processing (CI died
+    so, in test_timers_dialog, with eleven keeper writers alive). No automatic collection
+    during a UI test; after it, one here, on the GUI thread."""
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.collect()
+        gc.enable()
 
 
 @pytest.fixture(autouse=True)
