@@ -50,7 +50,7 @@ class ReplyHold:
         held = self.held
         if held is None:
             return []
-        self.held = None
+        self.held, self.words_only, self.dismissed = None, False, ""
         self.interrupted = held.turn_id
         return [
             Publish(BargeIn(turn_id=held.turn_id, at=self.since)),
@@ -60,7 +60,7 @@ class ReplyHold:
 
     def release(self) -> TurnInFlight | None:
         """Take back the held reply to play it on (echo, a cough, "mm-hm")."""
-        held, self.held = self.held, None
+        held, self.held, self.words_only = self.held, None, False
         return held
 
     def spoke(self, text: str) -> None:
@@ -79,7 +79,7 @@ class ReplyHold:
         answer). A reply that paused within a VAD frame or two of the onset and had played
         under ~0.3 s leaves the request unanswered, joined to the user's next words."""
         if self.held is not None and self.held.turn_id == turn_id:
-            self.held = None  # it ended (or was dropped) while held: nothing to resume
+            self.held, self.words_only = None, False  # ended (or dropped) while held
         barged_in = self.interrupted == turn_id
         if barged_in:
             self.interrupted = None
