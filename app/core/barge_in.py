@@ -93,6 +93,11 @@ class BargeInPolicy:
             return False
         return voiced_ms >= self.config.pause_after_voiced_ms or reply_began_after_voice
 
+    def pauses_reply_again(self, *, reply_sounding: bool, muted: bool) -> bool:
+        """A voice whose first words were not the user's goes on after its pause, over the
+        reply that was let play on: pause it again (the turn machine holds it again)."""
+        return self.config.enabled and not muted and reply_sounding
+
     # ---- on the words and on the clock (turn machine) -------------------------------
 
     def not_the_user(self, text: str, recent_reply_words: list[str],

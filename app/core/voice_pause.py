@@ -43,9 +43,8 @@ class VoicePause:
         """The voice went on after a pause. If the reply it paused is sounding again (its
         first words were not the user's), pause it again: the returned event tells the
         turn machine to hold it."""
-        if not (self.paused and self._confirmed_over_reply) or not policy.pauses_reply(
-                reply_sounding=self.playback.speaking, muted=muted,
-                voiced_ms=policy.config.pause_after_voiced_ms, reply_began_after_voice=False):
+        if not (self.paused and self._confirmed_over_reply) or not policy.pauses_reply_again(
+                reply_sounding=self.playback.speaking, muted=muted):
             return event
         self.playback.pause()
         now = self.clock_time(event.at)
