@@ -31,6 +31,7 @@ import numpy as np
 from app.adapters.file_audio import read_audio, write_audio
 from app.cli.file_session import RunResult, run_file
 from app.cli.run import add_engine_arguments, load_persona_and_engines
+from app.core.endpointing import EndpointConfig
 from app.core.events import FloatAudio
 from app.core.gate_config import GateConfig
 from app.core.metrics import TurnTimeline
@@ -106,6 +107,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         default=GateConfig().first_chunk_break_words,
                         help="words before the first chunk may be cut ahead of an opener "
                         "(0: only at a comma or the sentence's end, as before)")
+    parser.add_argument("--pause-ms", type=int, default=EndpointConfig().pause_ms,
+                        help="silence after speech that starts the speculative turn")
     parser.add_argument("--save", type=Path, help="keep the input and output tracks here")
     parser.add_argument("--json", type=Path, help="write the full report here")
     add_engine_arguments(parser)
@@ -337,12 +340,14 @@ def main(args: argparse.Namespace) -> int:
     detector = build_turn_detector() if args.smart_turn and not args.fake_engines else None
     print(f"conversation: {len(placed)} requests, {track.size / RATE:.0f} s in real time",
           flush=True)
-    config = PipelineConfig(gate=GateConfig(first_chunk_break_words=args.first_chunk_words))
+    config = PipelineConfig(gate=GateConfig(first_chunk_break_words=args.first_chunk_words),
+                            endpoint=EndpointConfig(pause_ms=args.pause_ms))
     result = run_file(engines, persona, track, config, turn_detector=detector)
     rows = score(result, placed)
     for row in rows:
         print(_line(row), flush=True)
     found = report(rows)
+    found["speculative_cancelled"] = result.speculative_cancelled
     print(json.dumps(found, indent=2))
     if args.save:
         args.save.mkdir(parents=True, exist_ok=True)

@@ -39,6 +39,9 @@ class EndpointConfig:
     unfinished_end_of_turn_ms: int = 900
     """Silence needed when the turn detector says the user sounds unfinished."""
     max_utterance_s: float = 30.0
+    early_transcript_ms: int = 32
+    """Silence after speech at which the utterance so far is transcribed ahead of the pause
+    (``Endpointer.went_quiet``; 0: never)."""
 
 
 SpeechBar = Callable[[float, int], tuple[float, int]]
@@ -63,6 +66,9 @@ class Endpointer:
         """(threshold, minimum speech ms) while the assistant speaks: the barge-in rule's
         (``BargeInPolicy.speech_bar``)."""
         self.assistant_speaking = False
+        self.went_quiet = False
+        """The last frame fed was the utterance's first quiet one (``early_transcript_ms``
+        of silence, before the pause): its words are all said unless the voice goes on."""
         self._frames: list[FloatAudio] = []
         self._samples_fed = 0
         self._pre_roll: list[FloatAudio] = []
@@ -136,6 +142,10 @@ class Endpointer:
         while self._pre_roll and self._pre_roll_samples - self._pre_roll[0].size >= limit:
             self._pre_roll_samples -= self._pre_roll.pop(0).size
 
+    def utterance_so_far(self) -> FloatAudio:
+        """The audio of the utterance in progress, its pre-roll first (empty in silence)."""
+        return self._utterance_audio()
+
     def _utterance_audio(self) -> FloatAudio:
         if not self._frames:
             return np.zeros(0, dtype=np.float32)
@@ -151,6 +161,7 @@ class Endpointer:
         threshold, min_speech_ms = (self._bar_over_reply if self.assistant_speaking
                                     else (cfg.threshold, cfg.min_speech_ms))
         events: list[EndpointEvent] = []
+        self.went_quiet = False
 
         if self._state is _State.SILENCE:
             if probability >= threshold:
@@ -194,6 +205,9 @@ class Endpointer:
                 events.append(SpeechResumed(at=now))
         else:
             self._silence_ms += frame_ms
+            early = cfg.early_transcript_ms
+            self.went_quiet = (not self._paused and 0 < early < cfg.pause_ms
+                               and self._silence_ms - frame_ms < early <= self._silence_ms)
         too_long = now - self._speech_start >= cfg.max_utterance_s
         if not self._paused and self._silence_ms >= cfg.pause_ms and not too_long:
             self._paused = True

@@ -9,6 +9,7 @@ gets them by time (``echo_alignment``).
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 
 import numpy as np
 
@@ -72,6 +73,7 @@ class Listener(Worker[ListenerJob]):
         defer_to_transcript: bool = False,
         barge_in: BargeInPolicy = NO_BARGE_IN,
         mic_ring_blocks: int = MIC_RING_BLOCKS,
+        transcribe_ahead: Callable[[FloatAudio], None] | None = None,
     ) -> None:
         super().__init__(publish)
         self.mic = InputRing(mic_ring_blocks * 1024, mic_ring_blocks)
@@ -85,6 +87,8 @@ class Listener(Worker[ListenerJob]):
         (speculative turns); the listener then only reports the audio model's score."""
         self.barge_in = barge_in
         """When the user's voice pauses the reply, and what counts as the assistant's echo."""
+        self.transcribe_ahead = transcribe_ahead
+        """Given the utterance at its first quiet frame (``transcript_ahead``)."""
         self.voice_pause = VoicePause(playback, endpointer, publish, self.clock_time)
         """Pauses the reply at the user's voice (the listener's half of a barge-in)."""
         self._since_audible = 1 << 30
@@ -221,6 +225,9 @@ class Listener(Worker[ListenerJob]):
         self.endpointer.assistant_speaking = audible
         found_events = self.endpointer.feed(frame, probability)
         self._hold_replies_for_voice()
+        if (self.endpointer.went_quiet and self.transcribe_ahead is not None
+                and not self.muted and self.tap is None):
+            self.transcribe_ahead(self.endpointer.utterance_so_far())
         for found in found_events:
             if isinstance(found, SpeechStarted):
                 self.voice_pause.speech_confirmed(over_reply=audible)

@@ -1,10 +1,9 @@
 """The voice loop as the app sees it: a facade whose every control method posts a message.
 
-``runtime.wiring`` builds the stages, ``runtime.router`` hands jobs between them, and
-``runtime.controller`` runs the turn machine on its own thread, and ``runtime.telemetry_hub``
-feeds the recorder and the observers beside it. This class only starts and stops them, routes
-what the stages publish (decisions to the controller, telemetry to the hub), and connects the
-audio devices to the listener and the speaker's ring.
+``runtime.wiring`` builds the stages, ``runtime.router`` hands jobs between them,
+``runtime.controller`` runs the turn machine on its own thread and ``runtime.telemetry_hub``
+feeds the recorder and observers beside it. This class starts and stops them, routes what the
+stages publish (decisions to the controller, telemetry to the hub), connects the devices.
 """
 
 from __future__ import annotations
@@ -43,10 +42,11 @@ from app.core.runtime.router import JobRouter, StageJob
 from app.core.runtime.telemetry_hub import Observer, TelemetryHub
 from app.core.runtime.wiring import build_stages
 from app.core.stage_jobs import LearnVoice, UseTools, WarmJob
-from app.core.stages import Responder, Transcriber
+from app.core.stages import Responder
 from app.core.synthesizer import Synthesizer
 from app.core.telemetry import TelemetryEvent
 from app.core.tool_rounds import ToolRunner
+from app.core.transcriber import Transcriber
 from app.core.turn import TurnMachine
 from app.core.turn_history import ContextProvider, ReplyScript
 from app.core.voice_gate import VoicePrint

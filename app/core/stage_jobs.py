@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from app.core.events import FloatAudio
 from app.core.ports import ChatMessage
 from app.core.tool_rounds import ToolRunner, ToolWait
 from app.core.voice_gate import VoiceGate
@@ -38,6 +39,15 @@ class LearnVoice:
     nobody is enrolled (``voice_learning``), or stop learning."""
 
     on: bool
+
+
+@dataclass(frozen=True)
+class TranscribeAhead:
+    """For the recognizer: the utterance so far at its first quiet frame, transcribed while
+    the pause is still being counted (``transcript_ahead``); dropped when anything newer
+    waits behind it."""
+
+    audio: FloatAudio
 
 
 @dataclass(frozen=True)

@@ -22,100 +22,32 @@ from app.core.events import (
     ReplyChunk,
     ReplyFinished,
     StageFailed,
-    Transcript,
 )
 from app.core.gate_config import GateConfig
-from app.core.languages import base_language, script_language
 from app.core.ports import (
     CallsTools,
     Clock,
-    ExpectsNames,
     LanguageModel,
-    PinsLanguages,
     PromptStats,
-    ReportsLanguage,
-    SpeakerEncoder,
-    SpeechRecognizer,
     TunesTemperature,
 )
 from app.core.sentences import SentenceGate, Spoken
 from app.core.stage_jobs import (
     EndOfReply,
     ExtractJob,
-    LearnVoice,
-    SetLanguages,
     SetReplyOptions,
-    SetVoiceGate,
     UseTools,
     WarmJob,
 )
 from app.core.synthesizer import SynthesizerJob
-from app.core.telemetry import PrefixReuse, ReplyFailed, TokenDelta, VoiceLearnt
+from app.core.telemetry import PrefixReuse, ReplyFailed, TokenDelta
 from app.core.tool_rounds import PAUSE, ToolRunner, ToolWait, WaitingLines, reply_with_tools
-from app.core.turn_commands import Respond, StartTurn
-from app.core.voice_check import VoiceCheck
-from app.core.voice_gate import VoicePrint
+from app.core.turn_commands import Respond
 from app.core.worker import HEAVY_WORK_NICENESS, LiveTurn, Publish, Worker
 from app.errors import first_line
 from app.tools.spec import ToolCall, ToolResult
 
 log = logging.getLogger(__name__)
-
-TranscriberJob = StartTurn | SetLanguages | SetVoiceGate | LearnVoice
-
-
-class Transcriber(Worker[TranscriberJob]):
-    name = "asr"
-    niceness = HEAVY_WORK_NICENESS
-
-    def __init__(self, publish: Publish, asr: SpeechRecognizer, live: LiveTurn, clock: Clock,
-                 speaker: SpeakerEncoder | None = None):
-        super().__init__(publish)
-        self.asr, self.live, self.clock = asr, live, clock
-        self.voices = VoiceCheck(speaker)
-        """Whose voice each turn is in, judged beside the recognizer (``voice_check``)."""
-
-    def handle(self, item: TranscriberJob) -> None:
-        if isinstance(item, SetLanguages):
-            if isinstance(self.asr, PinsLanguages):
-                self.asr.set_languages(item.languages)
-            return
-        if isinstance(item, LearnVoice):
-            self.voices.learn_voice(item.on)
-            return
-        if isinstance(item, SetVoiceGate):
-            self.voices.gate = item.gate
-            if isinstance(self.asr, ExpectsNames):  # only with voices enrolled: unchanged else
-                self.asr.expect_names(item.gate.names if item.gate.active else ())
-            return
-        assert isinstance(item, StartTurn)  # the turn machine's command is the job
-        if not self.live.is_live(item.turn_id):
-            return
-        if item.typed is not None:
-            self.publish(Transcript(item.turn_id, item.typed, self.clock.now(),
-                                    script_language(item.typed)))
-            return
-        # on its own thread, beside the recognizer; a reopened turn's words are not judged
-        voice = self.voices.start(item.audio[item.voice_from:])
-        text = self.asr.transcribe(item.audio)
-        if voice.ignores(text):  # someone else's words go no further than here
-            if self.live.is_live(item.turn_id):
-                self.publish(Transcript(item.turn_id, "", self.clock.now(), other_voice=True))
-            return
-        if text.strip():  # a request with words: a sample of the user's voice, if learning
-            self.voices.sample(voice, item.audio.size - item.voice_from, self._learnt)
-        heard = self.asr.last_language if isinstance(self.asr, ReportsLanguage) else None
-        language = base_language(heard) if text.strip() and heard else None
-        if self.live.is_live(item.turn_id):
-            self.publish(Transcript(item.turn_id, text, self.clock.now(), language))
-
-    def _learnt(self, voice: VoicePrint) -> None:
-        self.publish(VoiceLearnt(voice, self.clock.now()))
-
-    def stop(self, timeout: float = 5.0) -> None:
-        super().stop(timeout)
-        self.voices.close()
-
 
 ResponderJob = Respond | WarmJob | ExtractJob | SetReplyOptions | UseTools
 FIRST_AUDIO_WAIT_S = 2.0

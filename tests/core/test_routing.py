@@ -10,6 +10,7 @@ import numpy as np
 import app.core.stage_jobs as stage_jobs
 import app.core.stages as stages
 import app.core.synthesizer as synthesizer
+import app.core.transcriber as transcriber
 import app.core.turn_commands as turn_commands
 from app.adapters.fakes import (
     FakeLanguageModel,
@@ -66,6 +67,7 @@ def _sample(job_type: type) -> StageJob:
         SetTap: SetTap(None),
         stage_jobs.SetVoiceGate: stage_jobs.SetVoiceGate(VoiceGate()),
         stage_jobs.LearnVoice: stage_jobs.LearnVoice(True),
+        stage_jobs.TranscribeAhead: stage_jobs.TranscribeAhead(np.zeros(512, np.float32)),
     }
     return samples[job_type]
 
@@ -74,7 +76,7 @@ def test_every_stage_job_reaches_exactly_the_workers_that_take_it() -> None:
     """The responder's chunks and the GUI's voice and language switches go through the
     same router as the turn machine's commands, to the worker whose job type lists them."""
     takes = {
-        "transcriber": set(typing.get_args(stages.TranscriberJob)),
+        "transcriber": set(typing.get_args(transcriber.TranscriberJob)),
         "responder": set(typing.get_args(stages.ResponderJob)),
         "synthesizer": set(typing.get_args(synthesizer.SynthesizerJob)),
         "listener": set(typing.get_args(ListenerJob)) - {MicBlock},

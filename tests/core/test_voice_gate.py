@@ -119,7 +119,7 @@ def test_an_enrolled_voice_over_a_reply_still_interrupts_it() -> None:
 def _transcribe(gate: VoiceGate, audio: np.ndarray, words: str) -> list[object]:
     from app.adapters.fakes import FakeRecognizer, FakeSpeakerEncoder
     from app.core.stage_jobs import SetVoiceGate
-    from app.core.stages import Transcriber
+    from app.core.transcriber import Transcriber
     from app.core.turn_commands import StartTurn
     from app.core.worker import LiveTurn
 
@@ -207,7 +207,7 @@ def test_a_speculative_other_voice_asks_the_request_again_at_its_end_of_turn() -
 
 def test_the_recognizer_expects_the_names_only_with_voices_enrolled() -> None:
     from app.core.stage_jobs import SetVoiceGate
-    from app.core.stages import Transcriber
+    from app.core.transcriber import Transcriber
     from app.core.worker import LiveTurn
 
     class Recognizer:

@@ -78,6 +78,9 @@ class PipelineConfig:
     words_end_turns: bool = True
     """The speculative transcript at the first pause takes part in the end-of-turn call
     (off: the audio model and the silence alone; ``bench turns`` compares)."""
+    transcribe_ahead: bool = True
+    """The recognizer starts on the utterance at its first quiet frame, before the pause
+    (``transcript_ahead``; off: at the pause, as before)."""
     first_audio_priority: bool = True
     """The LLM pauses while the reply's first chunk is synthesized (off: both at once)."""
     gate: GateConfig = field(default_factory=GateConfig)

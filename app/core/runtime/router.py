@@ -21,6 +21,7 @@ from app.core.stage_jobs import (
     SetReplyOptions,
     SetVoice,
     SetVoiceGate,
+    TranscribeAhead,
     UseTools,
     WarmJob,
 )
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 
 StageJob = (
     StartTurn
+    | TranscribeAhead
     | SetLanguages
     | Respond
     | WarmJob
@@ -64,7 +66,7 @@ class JobRouter:
         hear, respond = stages.transcriber.inbox.put, stages.responder.inbox.put
         speak, listen = stages.synthesizer.inbox.put, stages.listener.inbox.put
         match job:
-            case StartTurn() | SetVoiceGate() | LearnVoice():
+            case StartTurn() | TranscribeAhead() | SetVoiceGate() | LearnVoice():
                 hear(job)
             case SetLanguages():  # the recognizer pins its language, the voices load
                 hear(job)

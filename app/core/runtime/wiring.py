@@ -17,8 +17,10 @@ from app.core.playback import PlaybackQueue
 from app.core.ports import EchoCanceller, TurnDetector
 from app.core.runtime.config import Engines, MonotonicClock, PipelineConfig
 from app.core.runtime.router import JobRouter
-from app.core.stages import Responder, Transcriber
+from app.core.stage_jobs import TranscribeAhead
+from app.core.stages import Responder
 from app.core.synthesizer import Synthesizer
+from app.core.transcriber import Transcriber
 from app.core.worker import LiveTurn, Publish
 
 
@@ -80,6 +82,8 @@ def build_stages(
         defer_to_transcript=config.speculative and config.words_end_turns,
         barge_in=barge_in,
         mic_ring_blocks=config.mic_ring_blocks,
+        transcribe_ahead=(lambda audio: router.send(TranscribeAhead(audio)))
+        if config.speculative and config.transcribe_ahead else None,
     )
     playback.on_begin = listener.wake  # a voice over a reply's start is not left waiting
     stages = Stages(
@@ -87,7 +91,8 @@ def build_stages(
         barge_in=barge_in,
         playback=playback,
         listener=listener,
-        transcriber=Transcriber(publish, engines.asr, live, clock, engines.speaker),
+        transcriber=Transcriber(publish, engines.asr, live, clock, engines.speaker,
+                                quiet_tail_s=config.endpoint.pause_ms / 1000),
         responder=Responder(publish, engines.llm, live, clock, router.send,
                             config.max_reply_sentences, config.gate),
         synthesizer=Synthesizer(publish, engines.tts, live, clock, playback),
