@@ -109,6 +109,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "(0: only at a comma or the sentence's end, as before)")
     parser.add_argument("--pause-ms", type=int, default=EndpointConfig().pause_ms,
                         help="silence after speech that starts the speculative turn")
+    parser.add_argument("--transcribe-ahead", action=argparse.BooleanOptionalAction,
+                        default=True, help="transcribe at the first quiet frame, before the "
+                        "pause (off: at the pause, as before)")
     parser.add_argument("--save", type=Path, help="keep the input and output tracks here")
     parser.add_argument("--json", type=Path, help="write the full report here")
     add_engine_arguments(parser)
@@ -341,7 +344,8 @@ def main(args: argparse.Namespace) -> int:
     print(f"conversation: {len(placed)} requests, {track.size / RATE:.0f} s in real time",
           flush=True)
     config = PipelineConfig(gate=GateConfig(first_chunk_break_words=args.first_chunk_words),
-                            endpoint=EndpointConfig(pause_ms=args.pause_ms))
+                            endpoint=EndpointConfig(pause_ms=args.pause_ms),
+                            transcribe_ahead=args.transcribe_ahead)
     result = run_file(engines, persona, track, config, turn_detector=detector)
     rows = score(result, placed)
     for row in rows:

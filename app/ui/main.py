@@ -31,6 +31,7 @@ from app.storage.settings import (
     settings_path,
 )
 from app.ui.gc_freeze import freeze_startup_objects
+from app.ui.gui_collector import GuiThreadCollector
 from app.ui.notices import Notice
 from app.ui.serial_paint import paint_serially
 from app.ui.session import Session
@@ -99,6 +100,7 @@ def run_app(fake_engines: bool = False) -> int:
               file=sys.stderr)
         return 0
     apply_theme(app)
+    collector = GuiThreadCollector(app)  # Qt objects in cycles die on the GUI thread only
     had_settings = settings_path().exists()  # none yet: the very first launch
     window = create_window()
     instance.activated.connect(lambda: raise_window(window))
@@ -155,6 +157,7 @@ def run_app(fake_engines: bool = False) -> int:
     finally:
         restore_signals()
         instance.release()
+        collector.stop()
     if tray is not None:
         tray.hide()
     stall = window.stall
@@ -162,7 +165,8 @@ def run_app(fake_engines: bool = False) -> int:
               f"{stall.max_since_mark_ms:.1f} ms; during turns {stall.max_busy_stall_ms:.1f} ms "
               f"over {stall.busy_spans} turns)")
     moments = "; ".join(f"{name} {value:.3f}" for name, value in epoch.items())
-    log.info("%s; unix times: %s", stalls, moments)
+    log.info("%s; unix times: %s; longest gc collection %.1f ms (%d)", stalls, moments,
+             collector.longest_ms, collector.collections)
     if _exit_when_ready():
         print(f"hanasu: window visible after {timings['visible_ms']:.0f} ms; engines ready "
               f"after {timings.get('ready_ms', float('nan')):.0f} ms; max UI stall "

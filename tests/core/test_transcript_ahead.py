@@ -138,7 +138,7 @@ def test_work_ahead_is_dropped_when_the_turn_already_waits_behind_it() -> None:
 
 
 def test_a_change_of_languages_forgets_what_was_heard_ahead() -> None:
-    stage, recognizer, published, _live = _stage(["hello.", "konnichiwa."])
+    stage, _recognizer, published, _live = _stage(["hello.", "konnichiwa."])
     words = _voice(1.0)
     stage.handle(TranscribeAhead(words))
     stage.handle(SetLanguages(("ja",)))
