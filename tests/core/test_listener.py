@@ -536,3 +536,56 @@ def test_a_voice_read_in_goes_to_the_tap_not_to_a_turn() -> None:
     assert tap.take().size == 32_000 and tap.take().size == 0
     assert [e.at for e in events if isinstance(e, SpeechStarted)] and len(end_times(events)) == 1
     assert min(e.at for e in events if isinstance(e, SpeechStarted)) > 2.0  # after the tap
+
+
+class _ScoreRecorder(FakeTurnDetector):
+    """The fake audio model, noting the length of every utterance it scored."""
+
+    def __init__(self, *probabilities: float) -> None:
+        super().__init__(probabilities[0])
+        self.probabilities = list(probabilities)
+        self.sizes: list[int] = []
+
+    def complete_probability(self, audio: FloatAudio) -> float:
+        self.sizes.append(int(audio.size))
+        super().complete_probability(audio)
+        return self.probabilities[min(len(self.sizes), len(self.probabilities)) - 1]
+
+
+def _working_ahead(blocks: list[MicBlock], detector: FakeTurnDetector
+                   ) -> tuple[list[PipelineEvent], list[FloatAudio]]:
+    events: list[PipelineEvent] = []
+    ahead: list[FloatAudio] = []
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
+                        PlaybackQueue(16_000, events.append), turn_detector=detector,
+                        defer_to_transcript=True, transcribe_ahead=ahead.append)
+    for block in blocks:
+        listener.handle(block)
+    return events, ahead
+
+
+def test_the_first_quiet_frame_sends_the_words_ahead_and_the_pause_uses_its_score() -> None:
+    from app.core.events import EndOfTurnScore, SpeechPaused
+
+    detector = _ScoreRecorder(0.8)
+    events, ahead = _working_ahead([MicBlock(loud(1.0)), MicBlock(quiet(0.3))], detector)
+    [sent] = ahead
+    [pause] = [e for e in events if isinstance(e, SpeechPaused)]
+    assert pause.audio.size - sent.size == 2 * 512  # one quiet frame in, two before the pause
+    assert np.array_equal(pause.audio[: sent.size], sent)
+    assert detector.sizes == [sent.size]  # scored once, at the quiet frame, not again
+    assert [e.probability for e in events if isinstance(e, EndOfTurnScore)] == [0.8]
+
+
+def test_a_voice_that_goes_on_after_the_quiet_frame_is_scored_again_at_its_pause() -> None:
+    from app.core.events import EndOfTurnScore, SpeechPaused
+
+    detector = _ScoreRecorder(0.2, 0.7)
+    blocks = [MicBlock(loud(1.0)), MicBlock(quiet(0.064)), MicBlock(loud(0.5)),
+              MicBlock(quiet(0.3))]
+    events, ahead = _working_ahead(blocks, detector)
+    assert len(ahead) == 2  # the dip and the real end
+    [pause] = [e for e in events if isinstance(e, SpeechPaused)]
+    assert detector.sizes == [ahead[0].size, ahead[1].size]  # the dip's score is not used
+    assert pause.audio.size - ahead[1].size == 2 * 512
+    assert [e.probability for e in events if isinstance(e, EndOfTurnScore)] == [0.7]
