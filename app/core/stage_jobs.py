@@ -52,7 +52,14 @@ class TranscribeAhead:
 
 @dataclass(frozen=True)
 class WarmJob:
+    """Evaluate the prefix every next prompt starts with (the persona, the history) now.
+
+    ``after_reply``: sent when an exchange was committed, so the next turn evaluates only
+    the user's words; dropped when a turn already waits behind it (that turn evaluates
+    the same prefix), and a failure is only logged (the turn will try and say so)."""
+
     messages: list[ChatMessage]
+    after_reply: bool = False
 
 
 @dataclass(frozen=True)

@@ -89,11 +89,14 @@ class Responder(Worker[ResponderJob]):
 
     def handle(self, item: ResponderJob) -> None:
         if isinstance(item, WarmJob):
+            if item.after_reply and not self.inbox.empty():
+                return  # the turn waiting behind it evaluates the same prefix
             try:
                 stats = self.llm.warm(item.messages)
             except Exception as exc:  # a server that is down: one line, each turn tries again
                 log.info("warming the persona prefix failed", exc_info=True)
-                self.publish(StageFailed(self.name, first_line(exc), None))
+                if not item.after_reply:
+                    self.publish(StageFailed(self.name, first_line(exc), None))
                 return
             log.info("warmed persona prefix: %d tokens", stats.prompt_tokens)
             return

@@ -213,6 +213,15 @@ class Controller:
             message.key)
         self.router.send(WarmJob(self.machine.conversation.messages_for("")[:-1]))
 
+    def _warm_history(self) -> None:
+        """An exchange joined the history: have the model evaluate it while nobody talks,
+        so the next turn evaluates only its own words. The prompt keeps the reply as heard
+        (not as generated), a memory note only on the newest request, and an old block of
+        the history dropped past its budget: each left the next turn re-evaluating what
+        came after it, a reply's worth of tokens or, once the budget was hit, all of it."""
+        messages = self.machine.conversation.messages_for("")[:-1]
+        self.router.send(WarmJob(messages, after_reply=True))
+
     def _use_persona(self, message: UsePersona, now: float) -> None:
         if message.prompt is not None:
             self._load(LoadConversation(message.prompt), now)
@@ -246,6 +255,7 @@ class Controller:
             log.debug("turn %d: user said %r", event.turn_id, event.text)
         elif isinstance(event, TurnCommitted):
             log.debug("turn %d: user heard %r", event.turn_id, event.heard_text)
+            self._warm_history()
         self.telemetry.post(event)
 
     # ---- the turn machine's commands ------------------------------------------------
