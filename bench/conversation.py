@@ -112,6 +112,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--transcribe-ahead", action=argparse.BooleanOptionalAction,
                         default=True, help="transcribe at the first quiet frame, before the "
                         "pause (off: at the pause, as before)")
+    parser.add_argument("--warm-history", action=argparse.BooleanOptionalAction, default=True,
+                        help="evaluate each exchange into the model's cache before the next "
+                        "turn (off: the next turn evaluates it, as before)")
     parser.add_argument("--save", type=Path, help="keep the input and output tracks here")
     parser.add_argument("--json", type=Path, help="write the full report here")
     add_engine_arguments(parser)
@@ -345,7 +348,8 @@ def main(args: argparse.Namespace) -> int:
           flush=True)
     config = PipelineConfig(gate=GateConfig(first_chunk_break_words=args.first_chunk_words),
                             endpoint=EndpointConfig(pause_ms=args.pause_ms),
-                            transcribe_ahead=args.transcribe_ahead)
+                            transcribe_ahead=args.transcribe_ahead,
+                            warm_history=args.warm_history)
     result = run_file(engines, persona, track, config, turn_detector=detector)
     rows = score(result, placed)
     for row in rows:

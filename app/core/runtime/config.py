@@ -81,6 +81,9 @@ class PipelineConfig:
     transcribe_ahead: bool = True
     """The recognizer starts on the utterance at its first quiet frame, before the pause
     (``transcript_ahead``; off: at the pause, as before)."""
+    warm_history: bool = True
+    """Each committed exchange is evaluated into the model's cache before the next turn
+    (off: the next turn evaluates it; ``bench conversation --no-warm-history``)."""
     first_audio_priority: bool = True
     """The LLM pauses while the reply's first chunk is synthesized (off: both at once)."""
     gate: GateConfig = field(default_factory=GateConfig)

@@ -255,7 +255,8 @@ class Controller:
             log.debug("turn %d: user said %r", event.turn_id, event.text)
         elif isinstance(event, TurnCommitted):
             log.debug("turn %d: user heard %r", event.turn_id, event.heard_text)
-            self._warm_history()
+            if self.config.warm_history:
+                self._warm_history()
         self.telemetry.post(event)
 
     # ---- the turn machine's commands ------------------------------------------------
