@@ -82,6 +82,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="requests in the end-of-turn set (half finished, half paused)")
     parser.add_argument("--barge-ins", type=int, default=6,
                         help="talk-over runs, each with and without simulated loudspeakers")
+    parser.add_argument("--work-ahead", action=argparse.BooleanOptionalAction, default=True,
+                        help="transcribe and score the utterance at its first quiet frame "
+                        "(off: at the 96 ms pause, as before)")
     parser.add_argument("--only", choices=["end-of-turn", "barge-in"], help="one part only")
     parser.add_argument("--json", type=Path, help="write the report here too")
 
@@ -149,7 +152,8 @@ def _engines(ears: tuple[object, object]) -> object:
 
 
 def end_of_turn(case: Case, audio: FloatAudio, speech: list[tuple[float, float]],
-                ears: tuple[object, object], words: bool) -> dict[str, object]:
+                ears: tuple[object, object], words: bool, ahead: bool = True
+                ) -> dict[str, object]:
     """One request through the pipeline: was it cut off inside its pause, how long was the
     wait after its last word?"""
     from app.cli.file_session import run_file
@@ -159,7 +163,8 @@ def end_of_turn(case: Case, audio: FloatAudio, speech: list[tuple[float, float]]
 
     persona = load_personas().default
     result = run_file(_engines(ears), persona, audio,  # type: ignore[arg-type]
-                      config=PipelineConfig(words_end_turns=words), max_wait_s=20.0,
+                      config=PipelineConfig(words_end_turns=words, transcribe_ahead=ahead),
+                      max_wait_s=20.0,
                       turn_detector=build_turn_detector())
     ends = [t.end_of_turn for t in result.turns if t.end_of_turn is not None]
     cut_off = len(speech) > 1 and any(speech[0][1] <= e < speech[1][0] for e in ends)
@@ -255,7 +260,7 @@ def main(args: argparse.Namespace) -> int:
             for case in cases(args.count):
                 audio, spans = build_case_audio(case, voices)
                 for words in (False, True):
-                    row = end_of_turn(case, audio, spans, ears, words)
+                    row = end_of_turn(case, audio, spans, ears, words, args.work_ahead)
                     rows.append(row)
                     print(json.dumps(row), flush=True)
             for words, label in ((False, "before (audio model + silence)"),
