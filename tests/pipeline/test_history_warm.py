@@ -4,6 +4,7 @@ turn evaluates only the user's words."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 
@@ -30,7 +31,23 @@ class _Clock:
         return 1.0
 
 
+class ServerModel(FakeLanguageModel):
+    """A model behind a server: warmed when the persona loads, not between turns."""
+
+    def __init__(self) -> None:
+        super().__init__("Tea is lovely. Green tea especially.")
+        self.warmed: list[list[ChatMessage]] = []
+
+    def warm(self, messages: Sequence[ChatMessage]) -> PromptStats:
+        self.warmed.append(list(messages))
+        return super().warm(messages)
+
+
 class WarmRecorder(FakeLanguageModel):
+    """A model run in this process, from its own file (``HasModelFile``)."""
+
+    model_path = Path("models/fake.gguf")
+
     def __init__(self, fail: bool = False) -> None:
         super().__init__("Tea is lovely. Green tea especially.")
         self.warmed: list[list[ChatMessage]] = []
@@ -60,6 +77,17 @@ def test_each_exchange_is_warmed_into_the_cache_before_the_next_request() -> Non
     assert second.prompt_tokens is not None and second.reused_tokens is not None
     new = second.prompt_tokens - second.reused_tokens
     assert new <= len("<user>And coffee?</user>")
+
+
+def test_a_server_is_not_sent_an_extra_request_between_turns() -> None:
+    llm = ServerModel()
+    engines = Engines(FakeVoiceActivity(), FakeRecognizer(["Do you like tea?"]), llm,
+                      FakeSynthesizer())
+    audio = np.concatenate([silence(0.5), voiced(1.0), silence(6.0)])
+    result = run_file(engines, load_personas().default, audio)
+    assert [turn.transcript for turn in result.turns] == ["Do you like tea?"]
+    assert result.turns[0].heard_text
+    assert not [m for m in llm.warmed if any(x.content == "Do you like tea?" for x in m)]
 
 
 def test_a_warm_after_a_reply_is_dropped_when_a_turn_waits_behind_it() -> None:

@@ -24,7 +24,7 @@ from app.core.events import (
     TurnCommitted,
 )
 from app.core.languages import base_language
-from app.core.ports import BudgetsPrompt, LanguageModel
+from app.core.ports import BudgetsPrompt, HasModelFile, LanguageModel
 from app.core.runtime.config import MonotonicClock, PipelineConfig
 from app.core.runtime.messages import (
     Announce,
@@ -215,7 +215,8 @@ class Controller:
 
     def _warm_history(self) -> None:
         """An exchange joined the history: have the model evaluate it while nobody talks,
-        so the next turn evaluates only its own words. The prompt keeps the reply as heard
+        so the next turn evaluates only its own words (a model run here: a server is not
+        sent an extra request each turn). The prompt keeps the reply as heard
         (not as generated), a memory note only on the newest request, and an old block of
         the history dropped past its budget: each left the next turn re-evaluating what
         came after it, a reply's worth of tokens or, once the budget was hit, all of it."""
@@ -255,7 +256,7 @@ class Controller:
             log.debug("turn %d: user said %r", event.turn_id, event.text)
         elif isinstance(event, TurnCommitted):
             log.debug("turn %d: user heard %r", event.turn_id, event.heard_text)
-            if self.config.warm_history:
+            if self.config.warm_history and isinstance(self.llm, HasModelFile):
                 self._warm_history()
         self.telemetry.post(event)
 
