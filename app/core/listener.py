@@ -230,7 +230,7 @@ class Listener(Worker[ListenerJob]):
         self._hold_replies_for_voice()
         if (self.endpointer.went_quiet and self.transcribe_ahead is not None
                 and not self.muted and self.tap is None):
-            self._work_ahead(self.endpointer.utterance_so_far())
+            self._work_ahead(self.endpointer.utterance_so_far(), score=not audible)
         for found in found_events:
             if isinstance(found, SpeechStarted):
                 self._score_ahead = None
@@ -266,13 +266,15 @@ class Listener(Worker[ListenerJob]):
         else:
             self.endpointer.wait_longer()
 
-    def _work_ahead(self, audio: FloatAudio) -> None:
+    def _work_ahead(self, audio: FloatAudio, score: bool) -> None:
         """The utterance's first quiet frame: its words go to the recognizer, and the audio
         model scores it here, beside the recognizer, not at the pause beside the LLM's
-        first token (on two cores the two slowed each other: 0.18 s to it, not 0.13)."""
+        first token (on two cores the two slowed each other: 0.18 s to it, not 0.13).
+        Not while a reply is audible: scoring holds this thread 30-60 ms, and a voice
+        starting then would pause the reply that much later (it is scored at the pause)."""
         assert self.transcribe_ahead is not None
         self.transcribe_ahead(audio)
-        if self.turn_detector is not None:
+        if score and self.turn_detector is not None:
             self._score_ahead = (audio.size, self.turn_detector.complete_probability(audio))
 
     def _judge_pause(self, pause: SpeechPaused) -> None:

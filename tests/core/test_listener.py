@@ -589,3 +589,25 @@ def test_a_voice_that_goes_on_after_the_quiet_frame_is_scored_again_at_its_pause
     assert detector.sizes == [ahead[0].size, ahead[1].size]  # the dip's score is not used
     assert pause.audio.size - ahead[1].size == 2 * 512
     assert [e.probability for e in events if isinstance(e, EndOfTurnScore)] == [0.7]
+
+
+def test_over_an_audible_reply_the_score_waits_for_the_pause() -> None:
+    """Scoring holds the listener's thread; over a reply a voice onset must not wait on it."""
+    from app.core.events import EndOfTurnScore, SpeechPaused
+
+    events: list[PipelineEvent] = []
+    ahead: list[FloatAudio] = []
+    detector = _ScoreRecorder(0.8)
+    playback = PlaybackQueue(16_000, events.append)
+    playback.begin(1, held=False)
+    playback.enqueue(1, np.full(16_000 * 5, 0.2, np.float32), "A long reply.")
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG), playback,
+                        turn_detector=detector, defer_to_transcript=True,
+                        barge_in=BargeInPolicy(), transcribe_ahead=ahead.append)
+    _play_and_hear(listener, playback, np.concatenate([loud(1.0), quiet(0.3)]))
+    assert playback.speaking or playback.paused
+    [sent] = ahead  # the words still go ahead
+    [pause] = [e for e in events if isinstance(e, SpeechPaused)]
+    assert detector.sizes == [pause.audio.size]  # scored at the pause, not at the quiet frame
+    assert [e.probability for e in events if isinstance(e, EndOfTurnScore)] == [0.8]
+    assert pause.audio.size - sent.size == 2 * 512
