@@ -39,6 +39,7 @@ from app.core.ports import (
 )
 from app.core.stream_clock import StreamClock, StreamTime
 from app.core.telemetry import InputLevel, level_db
+from app.core.transcript_ahead import only_quiet_since
 from app.core.turn_commands import JudgeEndOfTurn
 from app.core.utterance_text import END_OF_TURN_COMPLETE, EndOfTurnCall
 from app.core.voice_pause import VoicePause
@@ -269,9 +270,9 @@ class Listener(Worker[ListenerJob]):
     def _work_ahead(self, audio: FloatAudio, score: bool) -> None:
         """The utterance's first quiet frame: its words go to the recognizer, and the audio
         model scores it here, beside the recognizer, not at the pause beside the LLM's
-        first token (on two cores the two slowed each other: 0.18 s to it, not 0.13).
-        Not while a reply is audible: scoring holds this thread 30-60 ms, and a voice
-        starting then would pause the reply that much later (it is scored at the pause)."""
+        first token, which it slowed (docs/latency.md). Not while a reply is audible:
+        scoring holds this thread, and a voice starting over the reply then would pause it
+        that much later (it is scored at the pause instead)."""
         assert self.transcribe_ahead is not None
         self.transcribe_ahead(audio)
         if score and self.turn_detector is not None:
@@ -283,8 +284,8 @@ class Listener(Worker[ListenerJob]):
         made at the utterance's first quiet frame serves when only quiet frames followed."""
         assert self.turn_detector is not None
         ahead, self._score_ahead = self._score_ahead, None
-        quiet_tail = pause.audio.size - ahead[0] if ahead is not None else -1
-        if ahead is not None and 0 <= quiet_tail <= self._pause_samples:
+        if ahead is not None and only_quiet_since(ahead[0], pause.audio.size,
+                                                  self._pause_samples):
             probability = ahead[1]
         else:
             probability = self.turn_detector.complete_probability(pause.audio)

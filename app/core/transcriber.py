@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from app.core.endpointing import EndpointConfig
 from app.core.events import FloatAudio, Transcript
 from app.core.languages import base_language, script_language
 from app.core.ports import (
@@ -34,7 +35,8 @@ class Transcriber(Worker[TranscriberJob]):
     niceness = HEAVY_WORK_NICENESS
 
     def __init__(self, publish: Publish, asr: SpeechRecognizer, live: LiveTurn, clock: Clock,
-                 speaker: SpeakerEncoder | None = None, quiet_tail_s: float = 0.096):
+                 speaker: SpeakerEncoder | None = None,
+                 quiet_tail_s: float = EndpointConfig().pause_ms / 1000):
         """``quiet_tail_s``: the pause after which a turn starts (the audio an ahead
         transcript's turn may have past it)."""
         super().__init__(publish)

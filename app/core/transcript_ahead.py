@@ -18,6 +18,13 @@ import numpy as np
 from app.core.events import FloatAudio
 
 
+def only_quiet_since(made_on: int, now: int, quiet_tail: int) -> bool:
+    """Whether an utterance of ``now`` samples is the one of ``made_on`` samples plus at
+    most ``quiet_tail`` (the quiet frames up to the pause): what was worked out ahead of
+    the pause, the words or the audio model's score, still holds for it."""
+    return made_on > 0 and 0 <= now - made_on <= quiet_tail
+
+
 @dataclass(frozen=True)
 class AheadTranscript:
     audio: FloatAudio
@@ -52,8 +59,7 @@ class TranscriptsAhead:
         if kept is None:
             return None
         made_on = kept.audio.size
-        tail = audio.size - made_on
-        if made_on == 0 or not 0 <= tail <= self.quiet_tail_samples:
+        if not only_quiet_since(made_on, audio.size, self.quiet_tail_samples):
             return None
         if not np.array_equal(audio[:made_on], kept.audio):
             return None
