@@ -110,8 +110,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--pause-ms", type=int, default=EndpointConfig().pause_ms,
                         help="silence after speech that starts the speculative turn")
     parser.add_argument("--transcribe-ahead", action=argparse.BooleanOptionalAction,
-                        default=True, help="transcribe at the first quiet frame, before the "
-                        "pause (off: at the pause, as before)")
+                        default=True, help="transcribe and score the utterance at its first quiet "
+                        "frame, before the pause (off: at the pause, as before)")
     parser.add_argument("--warm-history", action=argparse.BooleanOptionalAction, default=True,
                         help="evaluate each exchange into the model's cache before the next "
                         "turn (off: the next turn evaluates it, as before)")

@@ -79,8 +79,8 @@ class PipelineConfig:
     """The speculative transcript at the first pause takes part in the end-of-turn call
     (off: the audio model and the silence alone; ``bench turns`` compares)."""
     transcribe_ahead: bool = True
-    """The recognizer starts on the utterance at its first quiet frame, before the pause
-    (``transcript_ahead``; off: at the pause, as before)."""
+    """The recognizer and the audio model start on the utterance at its first quiet frame,
+    before the pause (``transcript_ahead``; off: both at the pause, as before)."""
     warm_history: bool = True
     """Each committed exchange is evaluated into the model's cache before the next turn
     (off: the next turn evaluates it; ``bench conversation --no-warm-history``)."""
