@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from app.core.events import FloatAudio
-from app.core.utterance_text import not_a_request
+from app.core.utterance_text import is_backchannel, not_a_request
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,9 @@ class BargeInConfig:
     """A reply heard for less than this when the user went on was not heard as an answer."""
     pause_lead_s: float = 0.1
     """The listener pauses a reply within about this long of the user's voice onset."""
+    acknowledge_within_s: float = 1.5
+    """A backchannel ("yeah", "okay", "ha ha") begun this soon after a reply that asked
+    nothing acknowledges it: it gets no answer of its own. After a question it is one."""
     recent_reply_words: int = 80
     """How many of the assistant's last spoken words the echo check compares against."""
     speech_threshold_ratio: float = 0.7
@@ -104,6 +107,14 @@ class BargeInPolicy:
                      reply_still_going: bool) -> bool:
         """Speech over the assistant that neither interrupts nor starts a turn."""
         return not_a_request(text, recent_reply_words, reply_still_going=reply_still_going)
+
+    def acknowledges(self, text: str, since_reply_s: float | None, reply_asked: bool) -> bool:
+        """Words begun ``since_reply_s`` after the last reply ended (None: no reply yet)
+        that only acknowledge it ("Yeah.", "Oh, okay."): not a request. An answer to the
+        reply's question ("Yes.") is one."""
+        return (since_reply_s is not None and not reply_asked
+                and 0.0 <= since_reply_s <= self.config.acknowledge_within_s
+                and is_backchannel(text))
 
     def confirm_at(self, held_since: float) -> float:
         """When speech that paused the reply at ``held_since`` interrupts it, words or not."""

@@ -34,6 +34,11 @@ class ReplyHold:
     """The words of the voice in progress judged not the user's (the reply played on): a
     reply held again for that voice judges only what was said after them."""
 
+    reply_ended_at: float | None = None
+    """When the last reply stopped playing (``PlaybackEnded.at``)."""
+    reply_asked: bool = False
+    """The last thing the assistant said was a question: "Yes." after it is an answer."""
+
     def hold(self, turn: TurnInFlight, at: float, words_only: bool = False) -> None:
         self.held, self.since, self.words_only = turn, at, words_only
         if not words_only:
@@ -64,6 +69,8 @@ class ReplyHold:
         return held
 
     def spoke(self, text: str) -> None:
+        if text.strip():
+            self.reply_asked = text.rstrip().rstrip("\"')\u201d\u2019").endswith(("?", "\uff1f"))
         words = [*self.recent_words, *text.split()]
         self.recent_words = words[-self.policy.config.recent_reply_words:]
 
@@ -73,6 +80,12 @@ class ReplyHold:
         said = words_after(text, self.dismissed) if self.words_only else text
         return self.policy.not_the_user(said, self.recent_words,
                                         reply_still_going=self.held is not None)
+
+    def acknowledges(self, text: str, speech_start: float | None) -> bool:
+        """Words of a voice begun at ``speech_start`` that only acknowledge the last reply."""
+        since = (None if self.reply_ended_at is None or speech_start is None
+                 else speech_start - self.reply_ended_at)
+        return self.policy.acknowledges(text, since, self.reply_asked)
 
     def playback_ended(self, turn_id: int, played_s: float) -> tuple[bool, bool]:
         """(whether the reply was barged in on, whether it was cut before it was heard as an

@@ -42,6 +42,7 @@ from app.core.turn_commands import (
 )
 from app.core.turn_phase import TurnInFlight
 from app.core.turn_state import TurnState
+from app.core.utterance_text import without_sound_tags
 
 
 class TurnMachine(TurnState):
@@ -196,14 +197,15 @@ class TurnMachine(TurnState):
         active = self._active
         if active is None or active.turn_id != event.turn_id:
             return []
-        text = event.text.strip()
-        not_the_user = active.over_assistant and self._hold.not_the_user(text)
+        text = without_sound_tags(event.text)  # "(laughs)" alone: nothing said
+        not_the_user = (active.over_assistant and self._hold.not_the_user(text)) or (
+            self._hold.acknowledges(text, active.speech_start))
         if not text or not_the_user or event.other_voice:
-            # Nothing was said (a noise), speech over the assistant that was its own echo,
-            # a hallucination on it, or a backchannel, or a voice not enrolled that did not
-            # call the companion: drop the turn (a speculative one stays marked abandoned
-            # so its end of turn does not start it again), and a reply paused under it
-            # plays on.
+            # Nothing was said (a noise, a laugh), speech over the assistant that was its
+            # own echo, a hallucination on it, a backchannel (over it or just after it), or
+            # a voice not enrolled that did not call the companion: drop the turn (a
+            # speculative one stays marked abandoned so its end of turn does not start it
+            # again), and a reply paused under it plays on.
             active.abandoned = True
             active.other_voice = event.other_voice
             reason = (OTHER_VOICE if event.other_voice
@@ -243,6 +245,7 @@ class TurnMachine(TurnState):
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
         commands: list[Command] = []
         barged_in, unheard = self._hold.playback_ended(event.turn_id, event.played_s)
+        self._hold.reply_ended_at = event.at
         ended = self.history.commit(event.turn_id, event.heard_text, unheard, event.at)
         if ended is not None:
             commands.append(Publish(ended))

@@ -35,7 +35,8 @@ class TurnOpener:
         utterance = self._carry.onto(HeldAudio(event.audio, stream_end(event)))
         joined = carried if carried is not None and self._carry.audio is not None else None
         turn = TurnInFlight(turn_id=self._next_id, confirmed=not held, audio=utterance,
-                            over_assistant=over_assistant, carried=joined)
+                            over_assistant=over_assistant, carried=joined,
+                            speech_start=speech_start)
         self._next_id += 1
         commands: list[Command] = [
             Publish(TurnStarted(turn.turn_id, at, speech_start, speech_end, speculative=held))

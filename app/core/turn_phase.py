@@ -104,6 +104,9 @@ class TurnInFlight:
     """When its reply became audible (``PlaybackStarted.at``, the one clock); None: not yet."""
     over_assistant: bool = False
     """Its speech began while the assistant was audible: its words must prove themselves."""
+    speech_start: float | None = None
+    """When its utterance began (the listener's clock): a backchannel just after a reply
+    acknowledges that reply (``BargeInPolicy.acknowledges``)."""
     pause_at: float | None = None
     """``SpeechPaused.at`` of a speculative turn: which pause the end-of-turn call is for."""
     score_pending: bool = False

@@ -186,11 +186,42 @@ WHISPER_HALLUCINATIONS = frozenset({
 """What Whisper writes for echo residue, breath or room noise (it learnt it from subtitles)."""
 
 BACKCHANNELS = frozenset({
-    "mm", "mhm", "mmhmm", "mmhm", "mhmm", "mm hmm", "hmm", "uh huh", "uhhuh", "uh", "um",
-    "oh", "ah", "yeah", "yes", "yep",
-    "okay", "ok", "right", "sure", "i see", "wow", "cool", "nice", "ha", "haha",
+    "mm", "mmm", "mhm", "mmhmm", "mmhm", "mhmm", "mm hmm", "hmm", "uh huh", "uhhuh", "uhuh", "uh",
+    "um", "oh", "ah", "yeah", "yes", "yep", "okay", "ok", "right", "sure", "i see", "wow",
+    "cool", "nice", "ha", "haha", "hahaha", "heh", "hehe",
 })
-"""Listener noises that show attention, not a wish to interrupt."""
+"""Listener noises that show attention, not a wish to interrupt. Said in a run ("yeah,
+yeah", "oh, okay", "ha ha ha") they still are (``is_backchannel``)."""
+
+_BACKCHANNEL_RUN_MAX_WORDS = 5
+_SOUND_TAG = re.compile(r"[(\[*][^)\]*]{1,40}[)\]*]|[\u266a\u266b]")
+"""What Whisper writes for a sound that is not words: "(laughs)", "[Laughter]",
+"*coughs*", a music note (learnt from subtitles)."""
+
+
+def without_sound_tags(text: str) -> str:
+    """The words of ``text``, with Whisper's notes of laughs, coughs and music taken out:
+    a laugh is no request, and "(laughs)" alone is nothing said."""
+    return " ".join(_SOUND_TAG.sub(" ", text).split())
+
+
+def is_backchannel(text: str) -> bool:
+    """Whether ``text`` is only a listener's noises: one of ``BACKCHANNELS``, or a short run
+    of them ("Yeah, yeah.", "Oh, okay, I see.", "Ha ha ha!")."""
+    words = [w for w in _words(without_sound_tags(text)) if w]
+    if not words or len(words) > _BACKCHANNEL_RUN_MAX_WORDS:
+        return False
+    index = 0
+    while index < len(words):
+        pair = " ".join(words[index:index + 2])
+        if pair in BACKCHANNELS and index + 1 < len(words):
+            index += 2
+        elif words[index] in BACKCHANNELS:
+            index += 1
+        else:
+            return False
+    return True
+
 
 ECHO_SHARE = 0.6
 """Speech whose words mostly repeat runs of the assistant's recent words is its echo."""
@@ -204,13 +235,13 @@ def not_a_request(text: str, assistant_words: list[str], reply_still_going: bool
     """Speech heard while the assistant was audible that should neither interrupt it nor
     start a turn: empty, a Whisper hallucination, the assistant's own words coming back, or
     (while the reply is still going) a backchannel like "mm-hm" or "yeah"."""
-    words = [w for w in _words(text) if w]
+    words = [w for w in _words(without_sound_tags(text)) if w]
     if not words:
         return True
     said = " ".join(words)
     if said in WHISPER_HALLUCINATIONS:
         return True
-    if reply_still_going and said in BACKCHANNELS:
+    if reply_still_going and is_backchannel(said):
         return True
     if len(words) >= 2:
         own = [w for w in _words(" ".join(assistant_words)) if w]

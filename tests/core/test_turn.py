@@ -473,3 +473,42 @@ def test_words_wait_for_the_audio_models_score_when_one_is_coming() -> None:
     assert "Respond" in names(cmds) and "JudgeEndOfTurn" not in names(cmds)
     call = _judge(m.handle(EndOfTurnScore(at=1.0, probability=0.97)))
     assert call.end_now  # unclear words, a sure audio model
+
+
+# ---- a backchannel just after a reply acknowledges it -----------------------------------
+
+
+def _after_reply(m: TurnMachine, said: str, gap_s: float, heard: str) -> list[Command]:
+    """A reply saying ``said`` plays and ends at 4.0; ``gap_s`` later a voice says ``heard``."""
+    start = start_of(m.handle(ended()))
+    m.handle(Transcript(start.turn_id, "Tell me about Paris.", 1.5))
+    m.handle(SpeechAudio(start.turn_id, 0, said, np.zeros(16, np.float32), 16_000, 1.7))
+    m.handle(PlaybackStarted(start.turn_id, 1.8))
+    m.handle(PlaybackEnded(start.turn_id, said, False, 4.0, played_s=2.2))
+    onset = 4.0 + gap_s
+    m.handle(SpeechStarted(at=onset + 0.2, speech_start=onset))
+    second = start_of(m.handle(UtteranceEnded(at=onset + 1.0, speech_start=onset,
+                                              speech_end=onset + 0.5, audio=AUDIO)))
+    return m.handle(Transcript(second.turn_id, heard, onset + 1.1))
+
+
+@pytest.mark.parametrize("heard", ["Yeah.", "Oh, okay.", "Yeah, yeah.", "Ha ha ha!",
+                                   "(laughs)", "Mm-hmm, right."])
+def test_a_backchannel_just_after_a_statement_gets_no_answer_of_its_own(heard: str) -> None:
+    m = machine(speculative=False)
+    cmds = _after_reply(m, "Paris is the capital of France.", 0.6, heard)
+    assert "Respond" not in names(cmds) and "TurnCancelled" in names(cmds)
+    assert m.state is AssistantState.IDLE
+    assert m.conversation.exchanges == [("Tell me about Paris.",
+                                         "Paris is the capital of France.")]
+
+
+@pytest.mark.parametrize(("said", "gap_s", "heard"), [
+    ("Would you like to hear more?", 0.6, "Yes."),  # an answer to its question
+    ("Paris is the capital of France.", 3.0, "Okay."),  # long after: the user's turn
+    ("Paris is the capital of France.", 0.6, "Okay, and Rome?"),  # more than a backchannel
+])
+def test_answers_and_later_words_after_a_reply_are_requests(
+        said: str, gap_s: float, heard: str) -> None:
+    m = machine(speculative=False)
+    assert "Respond" in names(_after_reply(m, said, gap_s, heard))

@@ -11,8 +11,10 @@ from app.core.utterance_text import (
     TextVerdict,
     end_of_turn_call,
     end_turn_now,
+    is_backchannel,
     judge_text,
     not_a_request,
+    without_sound_tags,
     words_after,
 )
 
@@ -162,3 +164,23 @@ def test_echo_with_a_misheard_word_is_still_echo() -> None:
 def test_words_after_a_part_already_judged(text: str, prefix: str, rest: str) -> None:
     assert words_after(text, prefix) == rest
 
+
+
+@pytest.mark.parametrize("text", ["Yeah, yeah.", "Oh, okay, I see.", "Ha ha ha!",
+                                  "Mm-hmm, right.", "Uh-huh.", "(laughs) Yeah."])
+def test_runs_of_backchannels_are_backchannels(text: str) -> None:
+    assert is_backchannel(text)
+    assert not_a_request(text, [], reply_still_going=True)
+
+
+@pytest.mark.parametrize("text", ["Yeah, but why?", "Okay, stop.", "No.", "Wait.",
+                                  "Yes yes yes yes yes yes.", "I", ""])
+def test_words_beyond_a_listeners_noises_are_not_backchannels(text: str) -> None:
+    assert not is_backchannel(text)
+
+
+@pytest.mark.parametrize("text", ["(laughs)", "[Laughter]", "*coughs*", "\u266a"])
+def test_whispers_notes_of_sounds_are_no_words(text: str) -> None:
+    assert without_sound_tags(text) == ""
+    assert not_a_request(text, [], reply_still_going=False)
+    assert without_sound_tags("(sighs) What time is it?") == "What time is it?"
