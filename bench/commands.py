@@ -29,6 +29,8 @@ SUBCOMMANDS = {
     "lipsync": ("bench.lipsync", "mouth-shape onsets against the played audio per voice"),
     "voices": ("bench.voices", "voice prints: same vs other voice similarity, time per print"),
     "room": ("bench.room", "a shared room: flatmates, a TV, the user over it; take-over rate"),
+    "backchannels": ("bench.backchannels",
+                     "'mm-hm', laughs and coughs over the reply against real interruptions"),
 }
 """name -> (module with add_arguments/main, description)."""
 

@@ -56,6 +56,8 @@ class RunResult:
     speculative_cancelled: int
     barge_in_stops: list[float] = field(default_factory=list)
     """Seconds from each voice onset over a reply to the reply pausing."""
+    reply_pauses: list[tuple[float, float]] = field(default_factory=list)
+    """(voice onset, reply paused) for each of them, on the input file's clock."""
     resumed_after_pause: int = 0
     not_the_user: int = 0
     other_voice: int = 0
@@ -151,6 +153,7 @@ def run_file(
         input_seconds=mic.duration,
         speculative_cancelled=pipeline.recorder.speculative_cancelled,
         barge_in_stops=pipeline.recorder.barge_in_stops,
+        reply_pauses=pipeline.recorder.reply_pauses,
         resumed_after_pause=pipeline.recorder.resumed_after_pause,
         not_the_user=pipeline.recorder.not_the_user,
         other_voice=pipeline.recorder.other_voice,

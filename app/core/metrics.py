@@ -126,6 +126,8 @@ class TimelineRecorder:
         self.speculative_cancelled = 0
         self.barge_in_stops: list[float] = []
         """Seconds from the user's voice onset to the reply pausing (listener clock)."""
+        self.reply_pauses: list[tuple[float, float]] = []
+        """(the voice's onset, the reply pausing) on the listener clock: which voice paused it."""
         self.resumed_after_pause = 0
         """Pauses that ended with the reply playing on (a cough, an echo, a backchannel)."""
         self.not_the_user = 0
@@ -139,6 +141,7 @@ class TimelineRecorder:
     def observe(self, event: PipelineEvent) -> None:
         if isinstance(event, PlaybackPaused):
             self.barge_in_stops.append(event.at - event.speech_start)
+            self.reply_pauses.append((event.speech_start, event.at))
             return
         if isinstance(event, PlaybackResumed):
             self.resumed_after_pause += 1

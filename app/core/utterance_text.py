@@ -199,6 +199,10 @@ _SOUND_TAG = re.compile(r"[(\[*][^)\]*]{1,40}[)\]*]|[\u266a\u266b]")
 "*coughs*", a music note (learnt from subtitles)."""
 
 
+_HUM = re.compile(r"h*m[hm]*")
+"""A closed-mouth hum however Whisper spells it: "Mhm", "Hmm", "Mmm", "M-H-M"."""
+
+
 def without_sound_tags(text: str) -> str:
     """The words of ``text``, with Whisper's notes of laughs, coughs and music taken out:
     a laugh is no request, and "(laughs)" alone is nothing said."""
@@ -213,6 +217,9 @@ def is_backchannel(text: str) -> bool:
         return False
     index = 0
     while index < len(words):
+        if _HUM.fullmatch(words[index]):  # "mhm", "hmm", "mmm", Whisper's "M-H-"
+            index += 1
+            continue
         pair = " ".join(words[index:index + 2])
         if pair in BACKCHANNELS and index + 1 < len(words):
             index += 2

@@ -167,14 +167,16 @@ def test_words_after_a_part_already_judged(text: str, prefix: str, rest: str) ->
 
 
 @pytest.mark.parametrize("text", ["Yeah, yeah.", "Oh, okay, I see.", "Ha ha ha!",
-                                  "Mm-hmm, right.", "Uh-huh.", "(laughs) Yeah."])
+                                  "Mm-hmm, right.", "Uh-huh.", "(laughs) Yeah.",
+                                  "M-H-", "Hmmm.", "Mmm, yeah."])
 def test_runs_of_backchannels_are_backchannels(text: str) -> None:
     assert is_backchannel(text)
     assert not_a_request(text, [], reply_still_going=True)
 
 
 @pytest.mark.parametrize("text", ["Yeah, but why?", "Okay, stop.", "No.", "Wait.",
-                                  "Yes yes yes yes yes yes.", "I", ""])
+                                  "Yes yes yes yes yes yes.", "I", "", "My", "Mom.",
+                                  "Hmm, what time is it?"])
 def test_words_beyond_a_listeners_noises_are_not_backchannels(text: str) -> None:
     assert not is_backchannel(text)
 
