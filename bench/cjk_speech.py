@@ -83,11 +83,13 @@ class CjkSpeaker:
         result = g2p(text)
         return str(result[0] if isinstance(result, tuple) else result)
 
-    def speak(self, text: str, language: str) -> FloatAudio:
+    def speak(self, text: str, language: str, voice: str | None = None,
+              speed: float = 1.0) -> FloatAudio:
         from app.adapters.resample import resample
 
         audio, rate = self._kokoro.create(
-            self.phonemes(text, language), voice=VOICE[language], is_phonemes=True
+            self.phonemes(text, language), voice=voice or VOICE[language], speed=speed,
+            is_phonemes=True,
         )
         speech = resample(np.asarray(audio, np.float32).reshape(-1), int(rate), 16_000)
         pad = np.zeros(4_800, dtype=np.float32)

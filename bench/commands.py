@@ -29,6 +29,7 @@ SUBCOMMANDS = {
     "lipsync": ("bench.lipsync", "mouth-shape onsets against the played audio per voice"),
     "voices": ("bench.voices", "voice prints: same vs other voice similarity, time per print"),
     "room": ("bench.room", "a shared room: flatmates, a TV, the user over it; take-over rate"),
+    "switch": ("bench.switch", "a persona switch until it can answer, per language"),
     "backchannels": ("bench.backchannels",
                      "'mm-hm', laughs and coughs over the reply against real interruptions"),
 }

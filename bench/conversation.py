@@ -115,6 +115,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warm-history", action=argparse.BooleanOptionalAction, default=True,
                         help="evaluate each exchange into the model's cache before the next "
                         "turn (off: the next turn evaluates it, as before)")
+    parser.add_argument("--language", choices=["en", "ja", "zh"], default="en",
+                        help="the conversation's language (ja: Yui, zh: Ming, unless "
+                        "--persona; spoken by Kokoro)")
     parser.add_argument("--save", type=Path, help="keep the input and output tracks here")
     parser.add_argument("--json", type=Path, help="write the full report here")
     add_engine_arguments(parser)
@@ -152,6 +155,10 @@ def speak(request: Request, folder: Path) -> FloatAudio:
         subprocess.run([exe, "-v", voice, "-s", wpm or "150", "-w", str(path), request.text],
                        check=True)
         audio = read_audio(path)
+    elif kind == "kokoro":
+        from bench.conversation_cjk import speak_kokoro
+
+        audio = speak_kokoro(spec, request.text)
     elif kind == "recording":
         name, _, span = spec.partition(":")
         audio = read_audio(RECORDINGS / name)
@@ -341,8 +348,15 @@ def _line(row: dict[str, object]) -> str:
 def main(args: argparse.Namespace) -> int:
     if args.requests < 12:
         raise SystemExit("hanasu bench conversation: --requests must be at least 12")
+    requests = conversation(args.requests)
+    if args.language != "en":
+        from bench.conversation_cjk import PERSONA
+        from bench.conversation_cjk import requests as cjk_requests
+
+        requests = cjk_requests(args.language, args.requests)
+        args.persona = args.persona or PERSONA[args.language]
     persona, engines = load_persona_and_engines(args)
-    track, placed = build_track(conversation(args.requests), args.gap_s, args.noise_db)
+    track, placed = build_track(requests, args.gap_s, args.noise_db)
     detector = build_turn_detector() if args.smart_turn and not args.fake_engines else None
     print(f"conversation: {len(placed)} requests, {track.size / RATE:.0f} s in real time",
           flush=True)

@@ -102,3 +102,29 @@ def test_a_whole_conversation_on_the_fake_engines(tmp_path: Path) -> None:
 def test_placed_is_plain_data() -> None:
     item = Placed(CONVERSATION[0], 1.0, 2.0)
     assert item.end_s - item.start_s == 1.0
+
+
+@pytest.mark.parametrize("language", ["ja", "zh"])
+def test_a_japanese_or_mandarin_conversation_has_the_english_ones_shape(language: str) -> None:
+    from bench.conversation_cjk import requests
+
+    asked = requests(language, 14)
+    english = conversation(14)
+    assert [r.held_out for r in asked] == [r.held_out for r in english]
+    assert sum(r.over_reply for r in asked) == sum(r.over_reply for r in english)
+    tuning = {r.voice for r in asked if not r.held_out}
+    held_out = {r.voice for r in asked if r.held_out}
+    assert len(tuning) == len(held_out) == 1 and tuning != held_out  # another voice or pace
+    assert len({r.text for r in asked}) == 14
+
+
+@pytest.mark.slow
+def test_a_japanese_request_is_spoken_at_the_benchs_level(tmp_path: Path) -> None:
+    from bench.conversation import TARGET_RMS_DB, speak
+    from bench.conversation_cjk import requests
+
+    request = requests("ja", 2)[1]
+    audio = speak(request, tmp_path)
+    assert 0.8 < audio.size / 16_000 < 8.0
+    level = 20 * np.log10(np.sqrt(np.mean(np.square(audio))))
+    assert abs(level - (TARGET_RMS_DB + request.gain_db)) < 0.5
