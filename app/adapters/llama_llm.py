@@ -30,6 +30,7 @@ from app.adapters.llama_load import (
     default_threads,
     embedded_model_path,
 )
+from app.adapters.prefix_states import MIN_TOKENS, PrefixStates
 from app.adapters.sampling import SamplingConfig
 from app.adapters.stream_filters import ReplyFilter
 from app.adapters.template_guard import MarkerGuard, model_markers
@@ -157,6 +158,8 @@ class LlamaLanguageModel:
         self._tools: list[dict[str, object]] = []
         """Declared in the system turn by the model's own template (``offer_tools``)."""
         self._lock = threading.Lock()
+        self._prefixes = PrefixStates()
+        """Persona prefixes evaluated before, restored on a switch back."""
         self._epoch = 0
         log.info(
             "LLM %s (%s) loaded in %.2f s, %s GPU layers, context %d",
@@ -252,8 +255,12 @@ class LlamaLanguageModel:
             self._epoch += 1  # a reply still streaming from an older call stops here
             started = time.perf_counter()
             reused = self._truncate_cache(prefix, keep_last=True)
+            if reused < len(prefix) - MIN_TOKENS:  # a persona's prefix seen before?
+                reused = self._prefixes.restore(self._llm, prefix, held=reused)
             if reused < len(prefix):
                 self._llm.eval(prefix[reused:])
+                if len(prefix) - reused >= MIN_TOKENS:
+                    self._prefixes.save(self._llm, prefix)
             elapsed = time.perf_counter() - started
         log.info(
             "warmed prompt prefix: %d tokens, %d reused from cache (%.0f ms)",

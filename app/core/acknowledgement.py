@@ -83,6 +83,16 @@ def trim_silence(samples: FloatAudio, sample_rate: int) -> FloatAudio:
     return samples[int(loud[0]) : end]
 
 
+MADE_KEPT = 64
+
+
+def voice_key(tts: object, language: str) -> str:
+    """What makes a phrase sound different: the voice, its speed, its sample rate and
+    the language it is spoken in."""
+    return repr((getattr(tts, "voice", None), getattr(tts, "speed", None),
+                 getattr(tts, "sample_rate", None), language))
+
+
 @dataclass(frozen=True)
 class Sound:
     text: str
@@ -105,6 +115,9 @@ class AcknowledgementSounds:
     def __init__(self) -> None:
         self._prepared = _Prepared(DEFAULT_AFTER_S, ())
         self._next = 0
+        self._made: dict[tuple[str, str], Sound | None] = {}
+        """Phrases made before, by voice and text: a switch back to a persona does not
+        synthesize them again (Kokoro spent 1.5 s on Yui's two on two cores)."""
 
     @property
     def after_s(self) -> float:
@@ -113,18 +126,27 @@ class AcknowledgementSounds:
     def ready(self) -> bool:
         return bool(self._prepared.sounds)
 
-    def prepare(self, tts: _Synthesizes, phrases: tuple[str, ...], after_s: float) -> None:
+    def prepare(self, tts: _Synthesizes, phrases: tuple[str, ...], after_s: float,
+                language: str = "en") -> None:
         """Synthesize every phrase now (TTS thread). A phrase that fails or comes out
         silent is skipped: an acknowledgement is a nicety, never a fault."""
         sounds = []
+        voice = voice_key(tts, language)
         for phrase in phrases:
-            try:
-                samples = trim_silence(np.asarray(tts.synthesize(phrase), np.float32),
-                                       tts.sample_rate)
-            except Exception:  # the reply itself will report a broken voice
-                continue
-            if samples.size:
-                sounds.append(Sound(phrase, samples, mouth_track(samples, tts.sample_rate)))
+            key = (voice, phrase)
+            if key not in self._made:
+                try:
+                    samples = trim_silence(np.asarray(tts.synthesize(phrase), np.float32),
+                                           tts.sample_rate)
+                except Exception:  # the reply itself will report a broken voice
+                    continue
+                self._made[key] = (Sound(phrase, samples, mouth_track(samples, tts.sample_rate))
+                                   if samples.size else None)
+            sound = self._made[key]
+            if sound is not None:
+                sounds.append(sound)
+        if len(self._made) > MADE_KEPT:
+            self._made.clear()  # a long evening of voices tried: start again
         self._prepared = _Prepared(after_s, tuple(sounds))
 
     def clear(self) -> None:
@@ -154,7 +176,7 @@ class PrepareAcknowledgements:
     def run(self, tts: _Synthesizes) -> None:
         if isinstance(tts, SpeaksLanguages):
             tts.use_language(self.language.split("-")[0].lower())
-        self.sounds.prepare(tts, self.phrases, self.after_s)
+        self.sounds.prepare(tts, self.phrases, self.after_s, self.language)
 
 
 class AcknowledgementRule:

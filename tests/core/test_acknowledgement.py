@@ -273,3 +273,17 @@ def test_not_on_two_consecutive_turns_end_to_end() -> None:
     h.play(1.5, start=9.0)
     assert [e.turn_id for e in h.events if isinstance(e, Acknowledged)] == [1]
     assert h.recorder.turns[2].acknowledgement == ""
+
+
+def test_phrases_made_before_in_the_same_voice_are_not_made_again() -> None:
+    sounds = AcknowledgementSounds()
+    tts = _Tts()
+    sounds.prepare(tts, ("Hmm,", "Let me see..."), after_s=1.2, language="en")
+    sounds.prepare(tts, ("Well,",), after_s=1.2, language="en")  # another persona
+    sounds.prepare(tts, ("Hmm,", "Let me see..."), after_s=1.2, language="en")  # and back
+    assert tts.texts == ["Hmm,", "Let me see...", "Well,"]
+    assert [sounds.next().text, sounds.next().text] == ["Hmm,", "Let me see..."]  # type: ignore[union-attr]
+    tts.voice = "another"  # type: ignore[attr-defined]
+    sounds.prepare(tts, ("Hmm,",), after_s=1.2, language="en")
+    sounds.prepare(tts, ("Hmm,",), after_s=1.2, language="ja")  # spoken in Japanese
+    assert tts.texts[3:] == ["Hmm,", "Hmm,"]
