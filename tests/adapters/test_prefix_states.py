@@ -52,3 +52,22 @@ def test_nothing_saved_restores_nothing() -> None:
 
     states = PrefixStates()
     assert states.restore(object(), [1, 2, 3], held=2) == 2 and len(states) == 0
+
+
+def test_a_sliding_window_models_prefix_is_restored_too(tmp_path: Path) -> None:
+    """Gemma 4 keeps a sliding-window cache beside the full one (the production model):
+    both come back, and the reply after the restore is the one before it."""
+    from app.adapters.llama_llm import LlamaLanguageModel
+    from tests.adapters.gguf_builders import write_tiny_gemma4
+
+    llm = LlamaLanguageModel(write_tiny_gemma4(tmp_path / "tiny-gemma4.gguf"), n_ctx=1024,
+                             sampling=SamplingConfig(max_tokens=20, seed=1))
+    long_persona = [ChatMessage("system", "You are a patient guide. " * 20)]
+    other = [ChatMessage("system", "You are brief. " * 20)]
+    hello = ChatMessage("user", "Hello!")
+    first = llm.warm(long_persona)
+    assert first.prompt_tokens > 64  # past the 32-token window, worth keeping
+    before = list(llm.stream([*long_persona, hello], lambda: False))
+    llm.warm(other)
+    assert llm.warm(long_persona).reused_tokens == first.prompt_tokens
+    assert list(llm.stream([*long_persona, hello], lambda: False)) == before
