@@ -80,21 +80,35 @@ def test_prompt_answer_is_not_acknowledged(persona: Persona) -> None:
     assert turn.heard_text == REPLY
 
 
-def test_a_new_voice_remakes_the_phrases() -> None:
+class _VoicedSynthesizer(FakeSynthesizer):
+    """A fake whose voice and speed can change, as Kokoro's (``ChoosesVoice``)."""
+
+    voice = "af_heart"
+    speed = 1.0
+
+
+def test_a_new_voice_remakes_the_phrases_and_an_old_one_reuses_them() -> None:
     from app.core.pipeline import VoicePipeline
     from app.core.runtime.messages import UsePersona
 
-    engines, tts = _engines(token_delay_s=0.0)
+    tts = _VoicedSynthesizer()
+    engines = Engines(FakeVoiceActivity(), FakeRecognizer(["What is your name?"]),
+                      FakeLanguageModel(REPLY, token_delay_s=0.0), tts)
     pipeline = VoicePipeline(engines, "You are a test.")
     pipeline.start()
     try:
-        pipeline.use_persona(UsePersona(("en",), acknowledgement_phrases=("Hmm,",)))
+        pipeline.use_persona(UsePersona(("en",), voice="af_heart",
+                                        acknowledgement_phrases=("Hmm,",)))
         pipeline.use_persona(UsePersona(
             ("en",), voice="af_sky", speed=1.1, acknowledgement_phrases=("Hmm,",)))
+        pipeline.use_persona(UsePersona(("en",), voice="af_heart",
+                                        acknowledgement_phrases=("Hmm,",)))  # and back
         deadline = time.monotonic() + 5
         while not pipeline.is_idle() and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert tts.texts == ["Hmm,", "Hmm,"]  # once at load, again in the new voice
+        # once at load, again in the new voice; the first voice's is kept for the way back
+        assert tts.texts == ["Hmm,", "Hmm,"]
+        assert (tts.voice, tts.speed) == ("af_heart", 1.0)
         assert pipeline.acknowledger.sounds.ready()
     finally:
         pipeline.stop()
