@@ -103,13 +103,6 @@ class PlaybackQueue:
                                               track=track))
         self.wake.set()
 
-    def queued_s(self, turn_id: int) -> float:
-        """Seconds of the turn's audio queued and not played yet."""
-        with self._lock:
-            turn = self._turns.get(turn_id)
-            left = 0 if turn is None else sum(s.samples.size - s.played for s in turn.segments)
-        return left / self.sample_rate
-
     def acknowledge(self, turn_id: int, samples: FloatAudio, text: str,
                     track: MouthTrack | None = None) -> bool:
         """Queue an acknowledgement to play before the answer, only while none of the

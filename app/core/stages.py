@@ -164,8 +164,6 @@ class Responder(Worker[ResponderJob]):
                     emit(gate.feed(piece))
                     if not self.live.first_audio_done.is_set():  # the first chunk goes first
                         self.live.first_audio_done.wait(FIRST_AUDIO_WAIT_S)
-                    if not self.live.speech_ahead.is_set():  # so does a voice running dry
-                        self.live.speech_ahead.wait(FIRST_AUDIO_WAIT_S)
                     if enough():  # a spoken reply, not an essay: stop decoding here
                         log.info("turn %d: reply capped at %d sentences", turn_id, sentences)
                         break

@@ -25,13 +25,7 @@ from app.core.ports import (
 from app.core.stage_jobs import EndOfReply, SetLanguages, SetVoice
 from app.core.telemetry import EngineNotice
 from app.core.visemes import Syllable, syllables
-from app.core.worker import (
-    HEAVY_WORK_NICENESS,
-    SPEECH_AHEAD_LOW_S,
-    LiveTurn,
-    Publish,
-    Worker,
-)
+from app.core.worker import HEAVY_WORK_NICENESS, LiveTurn, Publish, Worker
 
 log = logging.getLogger(__name__)
 
@@ -88,14 +82,7 @@ class Synthesizer(Worker[SynthesizerJob]):
         if isinstance(self.tts, SpeaksLanguages):  # the chunk's script decides: kana is never
             # read in English
             self.tts.use_language(speaking_language(item.text, item.language or self.main_language))
-        behind = (self.live.first_audio_priority and item.index > 0
-                  and self.playback.queued_s(item.turn_id) < SPEECH_AHEAD_LOW_S)
-        if behind:
-            self.live.speech_ahead.clear()  # the responder waits between tokens meanwhile
-        try:
-            samples = self.tts.synthesize(item.text)
-        finally:
-            self.live.speech_ahead.set()
+        samples = self.tts.synthesize(item.text)
         if not self.live.is_live(item.turn_id):
             return
         self.publish(

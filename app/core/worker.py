@@ -35,19 +35,9 @@ class LiveTurn:
         self.first_audio_done = threading.Event()
         """Clear from the first chunk's hand-over until the synthesizer is done with it."""
         self.first_audio_done.set()
-        self.speech_ahead = threading.Event()
-        """Clear while the synthesizer makes a chunk with less than ``SPEECH_AHEAD_LOW_S`` of
-        the reply left to play: the responder waits between tokens then too, so the voice
-        gets the cores before the speaker runs dry (Kokoro beside the decoding model made
-        chunks about as slowly as they played: gaps in Japanese and Mandarin replies)."""
-        self.speech_ahead.set()
 
     def is_live(self, turn_id: int) -> bool:
         return self.turn_id == turn_id
-
-
-SPEECH_AHEAD_LOW_S = 1.5
-"""Less reply than this left to play while the next chunk is made: the voice goes first."""
 
 
 class _Stop:
