@@ -67,16 +67,13 @@ def cough(seed: int) -> FloatAudio:
     return (0.3 * envelope * noise).astype(np.float32)
 
 
-def _silence(seconds: float) -> FloatAudio:
-    return np.zeros(int(seconds * RATE), np.float32)
-
-
 def run_case(engines_real: object, voices: object, voice: str, kind: str, said: str
              ) -> dict[str, object]:
     from app.adapters.fakes import FakeLanguageModel, FakeSynthesizer
     from app.cli.file_session import run_file
     from app.core.pipeline import Engines
     from app.personas import load_personas
+    from bench.turns import _silence
 
     say = voices.say  # type: ignore[attr-defined]
     ask = say(voice, "Tell me the capital of France." if kind == "after" else

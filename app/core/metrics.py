@@ -124,8 +124,6 @@ class TimelineRecorder:
         last few, enough for the HUD, so an evening of talk does not grow it)."""
         self.turns: dict[int, TurnTimeline] = {}
         self.speculative_cancelled = 0
-        self.barge_in_stops: list[float] = []
-        """Seconds from the user's voice onset to the reply pausing (listener clock)."""
         self.reply_pauses: list[tuple[float, float]] = []
         """(the voice's onset, the reply pausing) on the listener clock: which voice paused it."""
         self.resumed_after_pause = 0
@@ -135,12 +133,16 @@ class TimelineRecorder:
         self.other_voice = 0
         """Turns dropped because a voice not enrolled spoke without calling the companion."""
 
+    @property
+    def barge_in_stops(self) -> list[float]:
+        """Seconds from the user's voice onset to the reply pausing (listener clock)."""
+        return [at - onset for onset, at in self.reply_pauses]
+
     def _turn(self, turn_id: int) -> TurnTimeline | None:
         return self.turns.get(turn_id)
 
     def observe(self, event: PipelineEvent) -> None:
         if isinstance(event, PlaybackPaused):
-            self.barge_in_stops.append(event.at - event.speech_start)
             self.reply_pauses.append((event.speech_start, event.at))
             return
         if isinstance(event, PlaybackResumed):

@@ -87,10 +87,11 @@ class ReplyHold:
                  else speech_start - self.reply_ended_at)
         return self.policy.acknowledges(text, since, self.reply_asked)
 
-    def playback_ended(self, turn_id: int, played_s: float) -> tuple[bool, bool]:
+    def playback_ended(self, turn_id: int, played_s: float, at: float) -> tuple[bool, bool]:
         """(whether the reply was barged in on, whether it was cut before it was heard as an
         answer). A reply that paused within a VAD frame or two of the onset and had played
         under ~0.3 s leaves the request unanswered, joined to the user's next words."""
+        self.reply_ended_at = at
         if self.held is not None and self.held.turn_id == turn_id:
             self.held, self.words_only = None, False  # ended (or dropped) while held
         barged_in = self.interrupted == turn_id

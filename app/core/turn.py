@@ -244,8 +244,7 @@ class TurnMachine(TurnState):
 
     def _on_playback_ended(self, event: PlaybackEnded) -> list[Command]:
         commands: list[Command] = []
-        barged_in, unheard = self._hold.playback_ended(event.turn_id, event.played_s)
-        self._hold.reply_ended_at = event.at
+        barged_in, unheard = self._hold.playback_ended(event.turn_id, event.played_s, event.at)
         ended = self.history.commit(event.turn_id, event.heard_text, unheard, event.at)
         if ended is not None:
             commands.append(Publish(ended))
