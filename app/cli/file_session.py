@@ -255,5 +255,9 @@ def timeline_json(result: RunResult, input_path: Path) -> dict[str, object]:
         "barge_in_stops": result.barge_in_stops,
         "resumed_after_pause": result.resumed_after_pause,
         "not_the_user": result.not_the_user,
+        "other_voice": result.other_voice,
+        "reply_pauses": [{"voice_onset": onset, "paused": paused}
+                         for onset, paused in result.reply_pauses],
         "turns": [turn.as_dict() for turn in result.turns],
+        "dropped": [turn.as_dict() for turn in result.dropped],
     }

@@ -79,6 +79,8 @@ def test_question_gets_a_spoken_reply_after_it_ends(tmp_path: Path, recognizer) 
     data = json.loads(timeline.read_text())
     [turn] = data["turns"]
     assert "colo" in turn["transcript"].lower()
+    # one question in a quiet room: nothing dropped, nothing talked over
+    assert data["dropped"] == [] and data["reply_pauses"] == [] and data["other_voice"] == 0
     for key in (
         "speech_start",
         "speech_end",
@@ -115,12 +117,16 @@ def test_user_talking_over_the_reply_stops_it_and_gets_a_second_reply(
         "run", "--input", str(combined), "--output", str(out), "--timeline", str(timeline)
     )
     assert done.returncode == 0, done.stderr
-    turns = json.loads(timeline.read_text())["turns"]
+    data = json.loads(timeline.read_text())
+    turns = data["turns"]
+    # the reply paused at the user's voice (the barge-in rule's two voiced frames)
+    user_again = (a.size + gap.size) / rate
+    assert any(user_again - 0.2 <= p["voice_onset"] <= user_again + 0.6
+               and p["paused"] - p["voice_onset"] <= 0.15 for p in data["reply_pauses"]), data
     # "Stop." may be judged a finished turn of its own (then it is cut short, unheard, by
     # "What time is it?" and merged into it); either way the last turn answers the question.
     assert 2 <= len(turns) <= 3, turns
     barge_at = turns[0]["barge_in"]
-    user_again = (a.size + gap.size) / rate
     assert barge_at is not None and user_again < barge_at < user_again + 1.0
     assert turns[0]["interrupted"]
     # each earlier turn was talked over: barged in, or reopened (nothing of its reply heard)
