@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from app.core.background_voice import BackgroundVoice
 from app.core.barge_in import BargeInConfig, BargeInPolicy
 from app.core.echo_alignment import TimedEchoCanceller
 from app.core.endpointing import Endpointer
@@ -47,13 +48,9 @@ from app.core.worker import Publish, Worker
 
 log = logging.getLogger(__name__)
 
-IDLE_PAUSE_S = 0.192
-"""Six 32 ms blocks per wake-up while idle (``idle_pause_s``): only a voice's start waits."""
-
-ACTIVE_POLL_S = 0.010
-"""The ring is read this often with a turn in flight (the callback wakes no one)."""
-MIC_RING_BLOCKS = 512
-"""Capture blocks (about 16 s) the microphone may run ahead of the listener."""
+IDLE_PAUSE_S = 0.192  # six 32 ms blocks per wake-up while idle: only a voice's start waits
+ACTIVE_POLL_S = 0.010  # the ring is read this often with a turn in flight (no one wakes it)
+MIC_RING_BLOCKS = 512  # capture blocks (about 16 s) the microphone may run ahead of it
 NO_BARGE_IN = BargeInPolicy(BargeInConfig(enabled=False))
 DIGITAL_SILENCE = 1e-3  # peak below -60 dBFS: no voice can be in the frame
 
@@ -75,6 +72,7 @@ class Listener(Worker[ListenerJob]):
         barge_in: BargeInPolicy = NO_BARGE_IN,
         mic_ring_blocks: int = MIC_RING_BLOCKS,
         transcribe_ahead: Callable[[FloatAudio], None] | None = None,
+        background: BackgroundVoice | None = None,
     ) -> None:
         super().__init__(publish)
         self.mic = InputRing(mic_ring_blocks * 1024, mic_ring_blocks)
@@ -89,10 +87,12 @@ class Listener(Worker[ListenerJob]):
         self.barge_in = barge_in
         """When the user's voice pauses the reply, and what counts as the assistant's echo."""
         self.transcribe_ahead = transcribe_ahead
+        self.background = background or BackgroundVoice()  # a TV under the user's voice
         """Given the utterance at its first quiet frame (``transcript_ahead``)."""
         self._score_ahead: tuple[int, float] | None = None
         """(samples, the audio model's score) of the utterance at its first quiet frame."""
         self._pause_samples = endpointer.config.pause_ms * endpointer.config.sample_rate // 1000
+        self._voiced = endpointer.config.threshold - endpointer.config.hysteresis
         self.voice_pause = VoicePause(playback, endpointer, publish, self.clock_time)
         """Pauses the reply at the user's voice (the listener's half of a barge-in)."""
         self._since_audible = 1 << 30
@@ -124,8 +124,8 @@ class Listener(Worker[ListenerJob]):
         return IDLE_PAUSE_S
 
     def busy(self) -> bool:
-        """Blocks gathering during an idle pause are not work anyone waits for: without
-        this the pipeline never looked idle, and the memory pass never ran."""
+        """Blocks gathering in an idle pause are no work anyone waits for (else the
+        pipeline never looked idle and the memory pass never ran)."""
         waiting = super().busy() or not self.mic.empty()
         return waiting and self.idle_pause_s() == 0.0
 
@@ -214,6 +214,7 @@ class Listener(Worker[ListenerJob]):
         self._samples += frame.size
         self._since_level += frame.size
         rate = self.endpointer.config.sample_rate
+        now = self.clock_time(self._samples / rate)
         if self._since_level >= self._level_every:
             self._since_level = 0
             self._publish_level(frame, rate)
@@ -226,6 +227,8 @@ class Listener(Worker[ListenerJob]):
         if probability > 0.0 and self.barge_in.is_echo_residue(frame, raw, near):
             self.echo_residue_frames += 1
             probability = 0.0
+        elif self.background.masks(frame, probability >= self._voiced, now):
+            probability = 0.0  # a quieter voice, not the user's, going on (background_voice)
         self.endpointer.assistant_speaking = audible
         found_events = self.endpointer.feed(frame, probability)
         self._hold_replies_for_voice()
@@ -244,7 +247,7 @@ class Listener(Worker[ListenerJob]):
             self.publish(event)
             if isinstance(event, SpeechPaused) and self.turn_detector is not None:
                 self._judge_pause(event)
-        self.voice_pause.update(self.barge_in, self.muted, self.clock_time(self._samples / rate))
+        self.voice_pause.update(self.barge_in, self.muted, now)
 
     def _hold_replies_for_voice(self) -> None:
         """No reply starts while a voice is in progress (from its first voiced frame, not

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 
+from app.core.background_voice import BackgroundVoice
 from app.core.endpointing import EndpointConfig
 from app.core.events import FloatAudio, Transcript
 from app.core.languages import base_language, script_language
@@ -22,7 +23,7 @@ from app.core.telemetry import VoiceLearnt
 from app.core.transcript_ahead import AheadTranscript, TranscriptsAhead
 from app.core.turn_commands import StartTurn
 from app.core.voice_check import VoiceCheck
-from app.core.voice_gate import VoicePrint
+from app.core.voice_gate import USER_GOES_ON_S, VoicePrint
 from app.core.worker import HEAVY_WORK_NICENESS, LiveTurn, Publish, Worker
 
 log = logging.getLogger(__name__)
@@ -36,12 +37,17 @@ class Transcriber(Worker[TranscriberJob]):
 
     def __init__(self, publish: Publish, asr: SpeechRecognizer, live: LiveTurn, clock: Clock,
                  speaker: SpeakerEncoder | None = None,
-                 quiet_tail_s: float = EndpointConfig().pause_ms / 1000):
+                 quiet_tail_s: float = EndpointConfig().pause_ms / 1000,
+                 background: BackgroundVoice | None = None):
         """``quiet_tail_s``: the pause after which a turn starts (the audio an ahead
         transcript's turn may have past it)."""
         super().__init__(publish)
         self.asr, self.live, self.clock = asr, live, clock
         self.ahead = TranscriptsAhead(round(quiet_tail_s * PIPELINE_SAMPLE_RATE))
+        self.background = background or BackgroundVoice()
+        """How loud the user and another voice are (``background_voice``), for the listener."""
+        self._user_until: float | None = None
+        """Where the last utterance in the user's voice ended (listener's clock)."""
         self.voices = VoiceCheck(speaker)
         """Whose voice each turn is in, judged beside the recognizer (``voice_check``)."""
 
@@ -71,18 +77,33 @@ class Transcriber(Worker[TranscriberJob]):
                                     script_language(item.typed)))
             return
         # on its own thread, beside the recognizer; a reopened turn's words are not judged
-        voice = self.voices.start(item.audio[item.voice_from:])
+        own_audio = item.audio[item.voice_from:]
+        voice = self.voices.start(own_audio)
+        going_on = (self._goes_on(item.ends_at, own_audio.size)  # a print to judge leniently
+                    or self.background.over_it(own_audio, self.clock.now()))
         ahead = self.ahead.take(item.audio)
         text, heard = (ahead.text, ahead.language) if ahead is not None else self._words(item.audio)
-        if voice.ignores(text):  # someone else's words go no further than here
+        if voice.ignores(text, going_on):  # someone else's words go no further than here
+            self.background.heard_other(own_audio, self.clock.now())
             if self.live.is_live(item.turn_id):
                 self.publish(Transcript(item.turn_id, "", self.clock.now(), other_voice=True))
             return
         if text.strip():  # a request with words: a sample of the user's voice, if learning
             self.voices.sample(voice, item.audio.size - item.voice_from, self._learnt)
+            if voice.known(going_on):
+                self._user_until = item.ends_at
+            if voice.known():  # not a fragment let through as the user going on
+                self.background.heard_user(own_audio)
         language = base_language(heard) if text.strip() and heard else None
         if self.live.is_live(item.turn_id):
             self.publish(Transcript(item.turn_id, text, self.clock.now(), language))
+
+    def _goes_on(self, ends_at: float | None, samples: int) -> bool:
+        """Whether an utterance of ``samples`` ending at ``ends_at`` began right after the
+        last one in the user's voice (``voice_gate.USER_GOES_ON_S``)."""
+        if ends_at is None or self._user_until is None:
+            return False
+        return ends_at - samples / PIPELINE_SAMPLE_RATE - self._user_until <= USER_GOES_ON_S
 
     def _words(self, audio: FloatAudio) -> tuple[str, str | None]:
         """The recognizer's text of ``audio`` and the language it heard (None: unknown)."""

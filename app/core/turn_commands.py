@@ -23,6 +23,8 @@ class StartTurn:
     voice_from: int = 0
     """Where this utterance's own speech begins in ``audio``: a reopened turn's words in
     front of it are left out when its voice is judged (``voice_gate``)."""
+    ends_at: float | None = None
+    """Where ``audio`` ends on the listener's clock (None: typed, or words carried alone)."""
 
 
 @dataclass(frozen=True)

@@ -45,7 +45,8 @@ class TurnOpener:
             self.confirmed()
             commands.append(Publish(TurnConfirmed(turn.turn_id, at, speech_start, speech_end)))
         own = utterance.samples.size - event.audio.size if joined is not None else 0
-        commands.append(StartTurn(turn.turn_id, utterance.samples, held, voice_from=max(0, own)))
+        commands.append(StartTurn(turn.turn_id, utterance.samples, held, voice_from=max(0, own),
+                                  ends_at=utterance.end))
         return turn, commands
 
     def open_carried(self, words: HeldAudio, at: float) -> tuple[TurnInFlight, list[Command]]:

@@ -29,11 +29,19 @@ class PendingVoice:
     gate: VoiceGate
     embedding: Future[FloatAudio | None] | None = None
 
-    def ignores(self, text: str) -> bool:
-        """Wait for the print; whether the words are for someone other than the companion."""
+    def ignores(self, text: str, going_on: bool = False) -> bool:
+        """Wait for the print; whether the words are for someone other than the companion
+        (``going_on``: the speech began right after the user's own)."""
         if self.embedding is None or not self.gate.active:
             return False
-        return self.gate.ignores(self.embedding.result(), text)
+        return self.gate.ignores(self.embedding.result(), text, going_on)
+
+    def known(self, going_on: bool = False) -> bool:
+        """Wait for the print; whether it is an enrolled (or learnt) voice."""
+        if self.embedding is None or not self.gate.active:
+            return False
+        embedding = self.embedding.result()
+        return embedding is not None and self.gate.known(embedding, going_on)
 
 
 class VoiceCheck:

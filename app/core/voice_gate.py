@@ -24,6 +24,18 @@ the same-voice range, since missing the user costs more than answering a flatmat
 numbers: ``hanasu bench voices``, docs/audio.md)."""
 
 
+GOING_ON_SIMILARITY = 0.65
+"""The bar for speech that starts right after the user's own (``USER_GOES_ON_S``): most
+likely the user going on, in a fragment too short for a good print ("... with
+blueberries, please?" after "... for pancakes?", over a television, scored under 0.75);
+and for speech as loud as the user's over a known quieter voice
+(``BackgroundVoice.over_it``). Voices of different synthesizers never scored over 0.69
+against each other (docs/audio.md); bench room's flatmates 0.47-0.59."""
+USER_GOES_ON_S = 1.0
+"""Speech starting this soon after an utterance in the user's voice is judged at
+``GOING_ON_SIMILARITY``."""
+
+
 @dataclass(frozen=True)
 class VoicePrint:
     """One enrolled person's voice: the mean of their enrolment utterances' embeddings."""
@@ -112,13 +124,15 @@ class VoiceGate:
             return -1.0
         return float(np.max(self._matrix @ embedding))
 
-    def known(self, embedding: FloatAudio) -> bool:
-        return self.similarity(embedding) >= self.threshold
+    def known(self, embedding: FloatAudio, going_on: bool = False) -> bool:
+        """An enrolled voice; ``going_on``: the speech began right after the user's own."""
+        bar = min(self.threshold, GOING_ON_SIMILARITY) if going_on else self.threshold
+        return self.similarity(embedding) >= bar
 
-    def ignores(self, embedding: FloatAudio | None, text: str) -> bool:
+    def ignores(self, embedding: FloatAudio | None, text: str, going_on: bool = False) -> bool:
         """Not for the companion: voices are enrolled, this utterance's is none of them,
         and its words do not call the companion by name. An utterance with no voice print
         (the encoder failed) is never ignored."""
         if not self.active or embedding is None or not text.strip():
             return False
-        return not self.known(embedding) and not addressed(text, self.names)
+        return not self.known(embedding, going_on) and not addressed(text, self.names)

@@ -9,7 +9,13 @@ import pytest
 
 from app.core.events import AssistantState, Transcript, TurnCancelled
 from app.core.turn_commands import OTHER_VOICE, Publish
-from app.core.voice_gate import SAME_VOICE_SIMILARITY, VoiceGate, VoicePrint, addressed
+from app.core.voice_gate import (
+    GOING_ON_SIMILARITY,
+    SAME_VOICE_SIMILARITY,
+    VoiceGate,
+    VoicePrint,
+    addressed,
+)
 from tests.core.test_turn import _over, _speaking, ended, machine, names, paused, start_of
 
 
@@ -69,6 +75,19 @@ def test_the_threshold_is_where_the_similarity_is_cut() -> None:
     angle = np.arccos(SAME_VOICE_SIMILARITY)
     assert gate.known(unit(np.cos(angle - 0.01), np.sin(angle - 0.01), 0))
     assert not gate.known(unit(np.cos(angle + 0.01), np.sin(angle + 0.01), 0))
+
+
+def test_right_after_the_users_words_a_blurred_print_is_still_theirs() -> None:
+    """A fragment said right after the user's own words (or as loud as the user over a known
+    quieter voice) is judged at the lower bar; a clearly different voice still is not."""
+    gate = VoiceGate((ALICE,))
+    blurred = unit(np.cos(np.arccos(0.70)), np.sin(np.arccos(0.70)), 0)  # 0.70 to Alice
+    assert not gate.known(blurred) and gate.ignores(blurred, "with blueberries, please")
+    assert gate.known(blurred, going_on=True)
+    assert not gate.ignores(blurred, "with blueberries, please", going_on=True)
+    flatmate = unit(np.cos(np.arccos(0.55)), np.sin(np.arccos(0.55)), 0)
+    assert gate.ignores(flatmate, "Did you buy milk?", going_on=True)
+    assert GOING_ON_SIMILARITY < SAME_VOICE_SIMILARITY
 
 
 def test_a_print_is_the_normalised_mean_of_its_utterances() -> None:

@@ -163,3 +163,58 @@ def test_the_users_voice_is_learnt_from_their_requests_and_then_used(
     assert not any("milk" in text for text in said) and result.other_voice == 1
     assert "time" in said[-1]
     assert len(said) == 8, said
+
+
+
+NEWS = ("In the news this evening the city council has approved a new plan for the harbour.",
+        "Work on the bridge will begin in the spring and take about two years.",
+        "Meanwhile heavy rain is expected along the coast for the rest of the week.",
+        "Officials say the trains will run as normal despite the weather warnings.",
+        "Sports fans will be pleased to hear that the final is on Saturday afternoon.")
+
+
+def _television(lines: tuple[str, ...], rms: float) -> np.ndarray:
+    """Voice B reading ``lines`` one straight after the other (no pause the VAD would end a
+    turn at), at ``rms``."""
+    said = []
+    for line in lines:
+        audio = voice_b(line)
+        loud = np.flatnonzero(np.abs(audio) > 0.01)
+        said.append(audio[loud[0]:loud[-1] + 1])
+    joined = np.concatenate(said)
+    return (joined * (rms / float(np.sqrt(np.mean(np.square(joined)))))).astype(np.float32)
+
+
+def test_a_request_over_the_television_is_answered_when_the_user_stops(
+        models: tuple[object, object], kai: Persona, print_a: VoicePrint) -> None:
+    """A (enrolled) asks something; a television (voice B, 12 dB under A) reads the news and
+    is ignored as another voice; it reads on, and A asks something over it. Before, that
+    request merged with the news and ended only when the television paused (~9 s in
+    ``bench room``); now the television's level is known, and A's request ends, and is
+    answered, when A stops (``background_voice``)."""
+    first = voice_a("What time is it right now?")
+    tv_rms = float(np.sqrt(np.mean(np.square(first)))) / 4  # -12 dB
+    news, more_news = _television(NEWS[:2], tv_rms), _television(NEWS[2:], tv_rms)
+    request = voice_a("Could you give me a good recipe for pancakes with blueberries, please?")
+    over = more_news.copy()
+    asked_from = int(1.5 * 16_000)
+    over[asked_from:asked_from + request.size] += request[:over.size - asked_from]
+    parts = [silence(0.5), first, silence(2.5), news, silence(1.5), over, silence(3.0)]
+    audio = np.concatenate(parts)
+    over_at = sum(p.size for p in parts[:5]) / 16_000
+    asked_until = over_at + (asked_from + request.size) / 16_000
+    assert over_at + more_news.size / 16_000 > asked_until + 2.5  # the news goes on
+
+    result = _run(models, kai, audio, [print_a])
+    story = [(t.transcript, t.cancelled, t.speech_start, t.speech_end, t.first_sample_played)
+             for t in sorted([*result.turns, *result.dropped], key=lambda t: t.turn_id)]
+    answered = [t for t in result.turns if t.heard_text]
+    assert answered and "time" in answered[0].transcript.lower(), story
+    # the news got no answer: every answer is to A's words (a soft end of the request, once
+    # the television no longer fills the pause before it, may be a turn of its own)
+    asked_at = over_at + asked_from / 16_000
+    assert all(t.speech_start is not None and asked_at - 0.4 <= t.speech_start <= asked_until
+               for t in answered[1:]), story
+    recipe = [t for t in answered if "recipe" in t.transcript.lower()]
+    assert recipe and recipe[0].first_sample_played is not None, story
+    assert recipe[0].first_sample_played - asked_until < 1.5, story

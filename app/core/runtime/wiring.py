@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from app.core.background_voice import BackgroundVoice
 from app.core.barge_in import BargeInConfig, BargeInPolicy
 from app.core.endpointing import Endpointer
 from app.core.listener import Listener
@@ -72,6 +73,7 @@ def build_stages(
     live = LiveTurn()
     live.first_audio_priority = config.first_audio_priority
     playback = PlaybackQueue(engines.tts.sample_rate, publish)
+    background = BackgroundVoice()  # the recognizer tells whose voice, the listener hears it
     listener = Listener(
         publish,
         engines.vad,
@@ -84,6 +86,7 @@ def build_stages(
         mic_ring_blocks=config.mic_ring_blocks,
         transcribe_ahead=(lambda audio: router.send(TranscribeAhead(audio)))
         if config.speculative and config.transcribe_ahead else None,
+        background=background,
     )
     playback.on_begin = listener.wake  # a voice over a reply's start is not left waiting
     stages = Stages(
@@ -92,7 +95,8 @@ def build_stages(
         playback=playback,
         listener=listener,
         transcriber=Transcriber(publish, engines.asr, live, clock, engines.speaker,
-                                quiet_tail_s=config.endpoint.pause_ms / 1000),
+                                quiet_tail_s=config.endpoint.pause_ms / 1000,
+                                background=background),
         responder=Responder(publish, engines.llm, live, clock, router.send,
                             config.max_reply_sentences, config.gate),
         synthesizer=Synthesizer(publish, engines.tts, live, clock, playback),
