@@ -87,8 +87,8 @@ class Listener(Worker[ListenerJob]):
         self.barge_in = barge_in
         """When the user's voice pauses the reply, and what counts as the assistant's echo."""
         self.transcribe_ahead = transcribe_ahead
-        self.background = background or BackgroundVoice()  # a TV under the user's voice
         """Given the utterance at its first quiet frame (``transcript_ahead``)."""
+        self.background = background or BackgroundVoice()  # a TV under the user's voice
         self._score_ahead: tuple[int, float] | None = None
         """(samples, the audio model's score) of the utterance at its first quiet frame."""
         self._pause_samples = endpointer.config.pause_ms * endpointer.config.sample_rate // 1000
