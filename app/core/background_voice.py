@@ -2,15 +2,16 @@
 loud it is.
 
 With a voice enrolled or learnt, the recognizer knows which turns were the user's and which
-another voice's. A television 12 dB under the user still reads as speech to the VAD: each of
-its sentences opened a turn that was then dropped, it paused the reply, and a request said
-over it merged with the news into one utterance that ended only when the television paused
-(about 9 s in ``bench room``). Once both levels are known and the other voice is clearly the
-quieter one, a voiced frame no louder than the other voice's loud frames is taken for
-silence: the television stops opening turns and pausing replies, and a request said over it
-ends when the user stops. Louder speech (the user, a flatmate close by) is heard as before.
-With nobody enrolled, or another voice about as loud as the user, nothing changes; the
-other voice is forgotten a minute after it was last heard.
+another voice's. A television under the user still reads as speech to the VAD: each of its
+sentences opened a turn that was then dropped, it paused the reply, and a request said over
+it merged with the news into one utterance that ended only when the television paused.
+Once both levels are known and the other voice is clearly the quieter one, a voiced frame
+no louder than the other voice's loud frames is taken for silence: the television stops
+opening turns and pausing replies, and a request said over it ends when the user stops.
+Louder speech (the user, a flatmate close by) is heard as before. With nobody enrolled, or
+another voice about as loud as the user, nothing changes; the other voice is forgotten a
+minute after it was last heard. Figures, and what was tried: docs/audio.md ("A television
+under the user's voice"), ``hanasu bench room``.
 
 Written by the recognizer's thread, read by the listener's: each write swaps one value.
 """
@@ -29,8 +30,7 @@ FRAME_SAMPLES = 512
 """Levels are measured on the VAD's 32 ms frames..."""
 ENVELOPE_FRAMES = 8
 """... as the loudest of the last eight (256 ms, about a syllable): a voice's level, not its
-consonants'. Frame by frame a television 12 dB under the user overlapped half the user's
-frames; its loudness envelope stays under 95 % of the user's (bench room's voices)."""
+consonants' (frame by frame a quieter television overlaps the user's soft frames)."""
 SPEECH_RANGE_DB = 35.0
 """Frames this far under an utterance's loudest are its pauses, not its speech."""
 BACKGROUND_PERCENTILE = 95.0
@@ -40,11 +40,11 @@ APART_DB = 8.0
 loud frames: a user who speaks about as loud as the television is never taken for it."""
 ABOVE_BACKGROUND_DB = 3.0
 """The bar between speech and the other voice: this much over its loud frames, and so well
-under the user's typical level (half-way between the two cut the soft end of a request,
-"... for pancakes | with blueberries, please?", into fragments)."""
+under the user's typical level (a bar half-way between cut soft request endings apart)."""
 FORGET_AFTER_S = 60.0
 """The other voice is forgotten this long after it was last heard (the television is off)."""
 USER_TURNS_KEPT = 5
+OTHER_TURNS_KEPT = 5
 STILL_THERE_AFTER_S = 0.3
 """A run of the other voice's frames this long counts as hearing it again (a word, not a
 soft syllable of the user's)."""
@@ -56,7 +56,10 @@ def frame_levels(audio: FloatAudio) -> FloatAudio:
     if count == 0:
         return np.zeros(0, dtype=np.float32)
     frames = audio[:count * FRAME_SAMPLES].astype(np.float32).reshape(count, FRAME_SAMPLES)
-    rms = np.sqrt(np.mean(np.square(frames), axis=1))
+    return _decibels(np.sqrt(np.mean(np.square(frames), axis=1)))
+
+
+def _decibels(rms: FloatAudio) -> FloatAudio:
     return np.asarray(20.0 * np.log10(np.maximum(rms, 1e-9)), dtype=np.float32)
 
 
@@ -79,14 +82,15 @@ def speech_levels(audio: FloatAudio) -> FloatAudio:
 
 
 def frame_level(frame: FloatAudio) -> float:
-    rms = float(np.sqrt(np.mean(np.square(frame)))) if frame.size else 0.0
-    return 20.0 * math.log10(max(rms, 1e-9))
+    """The dBFS level of one frame, as ``frame_levels`` measures each."""
+    rms = np.sqrt(np.mean(np.square(frame))) if frame.size else np.float32(0.0)
+    return float(_decibels(np.asarray([rms], dtype=np.float32))[0])
 
 
 class BackgroundVoice:
     def __init__(self) -> None:
         self._user_levels: deque[float] = deque(maxlen=USER_TURNS_KEPT)
-        self._others: deque[tuple[float, float]] = deque(maxlen=USER_TURNS_KEPT)
+        self._others: deque[tuple[float, float]] = deque(maxlen=OTHER_TURNS_KEPT)
         """(when, loud-frame level) of the other voice's recent turns."""
         self._floor_db: float | None = None
         self.heard_at = -math.inf
@@ -144,9 +148,8 @@ class BackgroundVoice:
 
     def over_it(self, audio: FloatAudio, now: float) -> bool:
         """Whether ``audio`` is a voice about as loud as the user's said over the known
-        quieter one: its voice print is then blurred by the television under it (a 2 s
-        request 12 dB over it scored 0.73-0.80 against the user's print, 0.81 alone), and
-        the voice gate judges it at ``GOING_ON_SIMILARITY``."""
+        quieter one: its voice print is then blurred by the television under it, and the
+        voice gate judges it at ``GOING_ON_SIMILARITY``."""
         user, levels = self.user_db, speech_levels(audio)
         if self.floor_db(now) is None or user is None or levels.size == 0:
             return False

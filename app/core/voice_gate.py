@@ -26,11 +26,9 @@ numbers: ``hanasu bench voices``, docs/audio.md)."""
 
 GOING_ON_SIMILARITY = 0.65
 """The bar for speech that starts right after the user's own (``USER_GOES_ON_S``): most
-likely the user going on, in a fragment too short for a good print ("... with
-blueberries, please?" after "... for pancakes?", over a television, scored under 0.75);
-and for speech as loud as the user's over a known quieter voice
-(``BackgroundVoice.over_it``). Voices of different synthesizers never scored over 0.69
-against each other (docs/audio.md); bench room's flatmates 0.47-0.59."""
+likely the user going on, in a fragment too short for a good print; and for speech as loud
+as the user's over a known quieter voice (``BackgroundVoice.over_it``), whose print it
+blurs. Still above other voices' scores (the numbers: docs/audio.md)."""
 USER_GOES_ON_S = 1.0
 """Speech starting this soon after an utterance in the user's voice is judged at
 ``GOING_ON_SIMILARITY``."""
