@@ -7,15 +7,19 @@ the reply plays to the end, and a real user talking over it still interrupts it.
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from app.adapters.fakes import FakeLanguageModel
 from app.adapters.file_audio import read_audio
 from app.cli.file_session import RoomSimulation, RunResult, run_file
 from app.core.metrics import TurnTimeline
 from app.core.pipeline import Engines
+from app.core.ports import ChatMessage, PromptStats
 from app.engines import EngineChoice, build_echo_canceller, build_engines, warm_engines
 from app.personas import Persona
 
@@ -49,6 +53,41 @@ def question(tmp_path_factory: pytest.TempPathFactory) -> np.ndarray:
 
 ROOM = RoomSimulation(delay_s=0.08, gain=0.5)
 
+STORY = ("Once upon a time, a little boat sailed far out over the sea. The waves were tall "
+         "and grey, and the wind sang in its sails all night long. In the morning the "
+         "sailors saw an island covered in white birds, and they rowed to its shore. "
+         "There they found a cave full of shells that hummed when the tide came in.")
+
+
+class Storyteller:
+    """Tells a long story when asked for one and answers anything else in a line.
+
+    Talking over a reply needs a reply still playing when the user speaks; the embedded
+    135M model promises no length (in one CI run its "story" ended 0.2 s before the
+    user's "Stop."), and what it says is not what these tests are about: the room, the
+    echo canceller, the listener and the turns are all real."""
+
+    def __init__(self) -> None:
+        self._story = FakeLanguageModel(STORY, token_delay_s=0.02)
+        self._answer = FakeLanguageModel("It is three o'clock.", token_delay_s=0.02)
+
+    def _teller(self, messages: Sequence[ChatMessage]) -> FakeLanguageModel:
+        asked = next((m.content for m in reversed(messages) if m.role == "user"), "")
+        return self._story if "story" in asked.lower() else self._answer
+
+    def warm(self, messages: Sequence[ChatMessage]) -> PromptStats:
+        return self._teller(messages).warm(messages)
+
+    def stream(self, messages: Sequence[ChatMessage], cancelled: Callable[[], bool],
+               on_prompt: Callable[[PromptStats], None] | None = None) -> Iterator[str]:
+        return self._teller(messages).stream(messages, cancelled, on_prompt)
+
+
+@pytest.fixture(scope="module")
+def storyteller(engines: Engines) -> Engines:
+    """The real engines with a language model whose story outlasts the user's patience."""
+    return replace(engines, llm=Storyteller())
+
 
 def test_without_echo_cancellation_it_interrupts_itself(
     engines: Engines, persona: Persona, question: np.ndarray
@@ -75,14 +114,14 @@ def test_with_echo_cancellation_the_reply_plays_to_the_end(
 
 
 def test_with_echo_cancellation_the_user_can_still_talk_over_it(
-    engines: Engines, persona: Persona, tmp_path: Path
+    storyteller: Engines, persona: Persona, tmp_path: Path
 ) -> None:
     ask = speech(tmp_path, "Can you tell me a long story about the sea?")
     stop = speech(tmp_path, "Stop. What time is it?")
     audio = np.concatenate([pad(ask, 0.5, 3.0), pad(stop, 0.0, 1.0)])
     user_again = (0.5 * RATE + ask.size + 3.0 * RATE) / RATE
     result = run_file(
-        engines, persona, audio, max_wait_s=40, echo=build_echo_canceller(), room=ROOM
+        storyteller, persona, audio, max_wait_s=40, echo=build_echo_canceller(), room=ROOM
     )
     first = result.turns[0]
     story = _story(result, user_again)  # what happened, should an assertion fail
@@ -128,7 +167,7 @@ def _story(result: RunResult, user_again: float) -> str:
 
 @pytest.mark.parametrize(("delay_s", "gain"), [(0.02, 0.9), (0.08, 0.6), (0.15, 0.3)])
 def test_double_talk_on_loudspeakers_has_no_phantom_turns(
-    engines: Engines, persona: Persona, tmp_path: Path, delay_s: float, gain: float
+    storyteller: Engines, persona: Persona, tmp_path: Path, delay_s: float, gain: float
 ) -> None:
     """A whole conversation on simulated loudspeakers: a question, the user talking over
     the reply, a second reply to the end. Every turn is the user's (the assistant's own
@@ -138,8 +177,8 @@ def test_double_talk_on_loudspeakers_has_no_phantom_turns(
     stop = speech(tmp_path, "Stop. What time is it?")
     audio = np.concatenate([pad(ask, 0.5, 3.5), pad(stop, 0.0, 9.0)])
     user_again = (0.5 * RATE + ask.size + 3.5 * RATE) / RATE
-    result = run_file(engines, persona, audio, max_wait_s=40, echo=build_echo_canceller(),
-                      room=RoomSimulation(delay_s=delay_s, gain=gain))
+    result = run_file(storyteller, persona, audio, max_wait_s=40,
+                      echo=build_echo_canceller(), room=RoomSimulation(delay_s=delay_s, gain=gain))
     # Where the user really spoke, on the input's clock (the listener's); a turn that got a
     # reply or interrupted one must have started there (pre-roll and VAD lag allowed).
     spoken = [(0.5, 0.5 + ask.size / RATE), (user_again, user_again + stop.size / RATE)]
