@@ -38,6 +38,9 @@ class EndpointConfig:
     """Unvoiced gap allowed inside the minimum-speech window before it resets."""
     unfinished_end_of_turn_ms: int = 900
     """Silence needed when the turn detector says the user sounds unfinished."""
+    look_again_ms: int = 384
+    """Silence after which the turn detector looks again at a turn whose words say finished
+    and whose sound did not (``Endpointer.look_again``; docs/latency.md)."""
     max_utterance_s: float = 30.0
     early_transcript_ms: int = 32
     """Silence after speech at which the utterance so far is transcribed ahead of the pause
@@ -69,6 +72,9 @@ class Endpointer:
         self.went_quiet = False
         """The last frame fed was the utterance's first quiet one (``early_transcript_ms``
         of silence, before the pause): its words are all said unless the voice goes on."""
+        self.look_due = False
+        """The last frame fed brought this pause's silence to ``look_again_ms`` and a second
+        look was asked for (``look_again``)."""
         self._frames: list[FloatAudio] = []
         self._samples_fed = 0
         self._pre_roll: list[FloatAudio] = []
@@ -86,6 +92,7 @@ class Endpointer:
         self._speech_start = 0.0
         self._last_voiced_end = 0.0
         self._end_of_turn_ms = float(self.config.end_of_turn_ms)
+        self._look_asked = False
 
     @property
     def in_speech(self) -> bool:
@@ -121,6 +128,13 @@ class Endpointer:
     def wait_longer(self) -> None:
         """The user sounds unfinished: give this pause more time before ending the turn."""
         self._end_of_turn_ms = max(self._end_of_turn_ms, self.config.unfinished_end_of_turn_ms)
+
+    def look_again(self) -> bool:
+        """Wait longer, and set ``look_due`` when the silence reaches ``look_again_ms``.
+        True when it already has: the caller looks now."""
+        self.wait_longer()
+        self._look_asked = True
+        return self._silence_ms >= self.config.look_again_ms
 
     def wait_usual(self) -> None:
         """Undo ``wait_longer`` for this pause: end it after the usual silence."""
@@ -161,7 +175,7 @@ class Endpointer:
         threshold, min_speech_ms = (self._bar_over_reply if self.assistant_speaking
                                     else (cfg.threshold, cfg.min_speech_ms))
         events: list[EndpointEvent] = []
-        self.went_quiet = False
+        self.went_quiet = self.look_due = False
 
         if self._state is _State.SILENCE:
             if probability >= threshold:
@@ -201,13 +215,16 @@ class Endpointer:
             self._last_voiced_end = now
             self._silence_ms = 0.0
             if self._paused:
-                self._paused = False
+                self._paused = self._look_asked = False
                 events.append(SpeechResumed(at=now))
         else:
             self._silence_ms += frame_ms
             early = cfg.early_transcript_ms
             self.went_quiet = (not self._paused and 0 < early < cfg.pause_ms
                                and self._silence_ms - frame_ms < early <= self._silence_ms)
+            look = cfg.look_again_ms
+            self.look_due = (self._look_asked
+                             and self._silence_ms - frame_ms < look <= self._silence_ms)
         too_long = now - self._speech_start >= cfg.max_utterance_s
         if not self._paused and self._silence_ms >= cfg.pause_ms and not too_long:
             self._paused = True

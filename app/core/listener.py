@@ -8,7 +8,6 @@ gets them by time (``echo_alignment``).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 import numpy as np
@@ -30,6 +29,7 @@ from app.core.input_ring import InputRing
 from app.core.input_tap import InputTap
 from app.core.level_meter import LevelThrottle
 from app.core.listener_jobs import ListenerJob, MicBlock, SetListening, SetTap
+from app.core.pause_judge import PauseJudge
 from app.core.playback import PlaybackQueue
 from app.core.ports import (
     PIPELINE_SAMPLE_RATE,
@@ -40,13 +40,10 @@ from app.core.ports import (
 )
 from app.core.stream_clock import StreamClock, StreamTime
 from app.core.telemetry import InputLevel, level_db
-from app.core.transcript_ahead import only_quiet_since
 from app.core.turn_commands import JudgeEndOfTurn
-from app.core.utterance_text import END_OF_TURN_COMPLETE, EndOfTurnCall
+from app.core.utterance_text import END_OF_TURN_COMPLETE
 from app.core.voice_pause import VoicePause
 from app.core.worker import Publish, Worker
-
-log = logging.getLogger(__name__)
 
 IDLE_PAUSE_S = 0.192  # six 32 ms blocks per wake-up while idle: only a voice's start waits
 ACTIVE_POLL_S = 0.010  # the ring is read this often with a turn in flight (no one wakes it)
@@ -80,18 +77,15 @@ class Listener(Worker[ListenerJob]):
         self.vad, self.endpointer, self.playback, self.echo = vad, endpointer, playback, echo
         self.echo_in = None if echo is None else TimedEchoCanceller(echo, playback.sample_rate)
         """The canceller fed by time; its ``played`` ring takes the speaker's copies."""
-        self.turn_detector, self.complete_threshold = turn_detector, complete_threshold
-        self.defer_to_transcript = defer_to_transcript
-        """The turn machine sends the end-of-turn call once the pause's words are known
-        (speculative turns); the listener then only reports the audio model's score."""
+        self.turn_detector = turn_detector
+        self.pauses = PauseJudge(endpointer, turn_detector, complete_threshold,
+                                 defer_to_transcript, self._publish_score, self._end_now)
+        """The audio model's scores and the end-of-turn calls (``pause_judge``)."""
         self.barge_in = barge_in
         """When the user's voice pauses the reply, and what counts as the assistant's echo."""
         self.transcribe_ahead = transcribe_ahead
         """Given the utterance at its first quiet frame (``transcript_ahead``)."""
         self.background = background or BackgroundVoice()  # a TV under the user's voice
-        self._score_ahead: tuple[int, float] | None = None
-        """(samples, the audio model's score) of the utterance at its first quiet frame."""
-        self._pause_samples = endpointer.config.pause_ms * endpointer.config.sample_rate // 1000
         self._voiced = endpointer.config.threshold - endpointer.config.hysteresis
         self.voice_pause = VoicePause(playback, endpointer, publish, self.clock_time)
         """Pauses the reply at the user's voice (the listener's half of a barge-in)."""
@@ -165,7 +159,7 @@ class Listener(Worker[ListenerJob]):
             case SetTap():  # a voice in progress ends as the frames turn deaf
                 self.tap = item.tap
             case JudgeEndOfTurn():
-                self._apply_end_of_turn(item)
+                self.pauses.apply(item)
 
     def _captured(self, samples: FloatAudio) -> None:
         recorded_from = self.clock.recorded_at(self._guard.received / PIPELINE_SAMPLE_RATE)
@@ -235,9 +229,11 @@ class Listener(Worker[ListenerJob]):
         if (self.endpointer.went_quiet and self.transcribe_ahead is not None
                 and not self.muted and self.tap is None):
             self._work_ahead(self.endpointer.utterance_so_far(), score=not audible)
+        if self.endpointer.look_due and not self.playback.speaking:
+            self.pauses.look_again()
         for found in found_events:
             if isinstance(found, SpeechStarted):
-                self._score_ahead = None
+                self.pauses.speech_started()
                 self.voice_pause.speech_confirmed(over_reply=audible)
                 found = SpeechStarted(found.at, found.speech_start, over_assistant=near)
             elif isinstance(found, SpeechResumed):
@@ -245,8 +241,8 @@ class Listener(Worker[ListenerJob]):
                                                  frame.size / rate)
             event = self._stamp(found)
             self.publish(event)
-            if isinstance(event, SpeechPaused) and self.turn_detector is not None:
-                self._judge_pause(event)
+            if isinstance(event, SpeechPaused):
+                self.pauses.at_pause(event)
         self.voice_pause.update(self.barge_in, self.muted, now)
 
     def _hold_replies_for_voice(self) -> None:
@@ -260,41 +256,15 @@ class Listener(Worker[ListenerJob]):
         if ended is not None:
             self.publish(self._stamp(ended))
 
-    def _apply_end_of_turn(self, call: JudgeEndOfTurn) -> None:
-        if self.endpointer.pause_at != call.pause_at:
-            return  # the user went on (or the silence already ended the turn)
-        if call.call is EndOfTurnCall.END_NOW:
-            self._end_now()
-        elif call.call is EndOfTurnCall.USUAL_SILENCE:
-            self.endpointer.wait_usual()
-        else:
-            self.endpointer.wait_longer()
-
     def _work_ahead(self, audio: FloatAudio, score: bool) -> None:
-        """The utterance's first quiet frame: its words go to the recognizer, and the audio
-        model scores it here, beside the recognizer, not at the pause beside the LLM's
-        first token, which it slowed (docs/latency.md). Not while a reply is audible:
-        scoring holds this thread, and a voice starting over the reply then would pause it
-        that much later (it is scored at the pause instead)."""
+        """The utterance's first quiet frame: its words go to the recognizer and the audio
+        model scores it. Not while a reply is audible: scoring holds this thread, and a
+        voice starting over the reply then would pause it that much later (it is scored
+        at the pause instead)."""
         assert self.transcribe_ahead is not None
         self.transcribe_ahead(audio)
-        if score and self.turn_detector is not None:
-            self._score_ahead = (audio.size, self.turn_detector.complete_probability(audio))
+        if score:
+            self.pauses.score_ahead(audio)
 
-    def _judge_pause(self, pause: SpeechPaused) -> None:
-        """At the first pause, end the turn now if the user sounds finished, else wait
-        longer than usual: fast replies without cutting people off mid-thought. The score
-        made at the utterance's first quiet frame serves when only quiet frames followed."""
-        assert self.turn_detector is not None
-        ahead, self._score_ahead = self._score_ahead, None
-        if ahead is not None and only_quiet_since(ahead[0], pause.audio.size,
-                                                  self._pause_samples):
-            probability = ahead[1]
-        else:
-            probability = self.turn_detector.complete_probability(pause.audio)
-        log.debug("end-of-turn probability %.2f", probability)
-        self.publish(EndOfTurnScore(at=pause.at, probability=probability))
-        if probability < self.complete_threshold:  # deferred: unless the words say it is done
-            self.endpointer.wait_longer()
-        elif not self.defer_to_transcript:  # the turn machine decides once the words are in
-            self._end_now()
+    def _publish_score(self, score: EndOfTurnScore) -> None:
+        self.publish(score)

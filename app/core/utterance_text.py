@@ -161,6 +161,10 @@ class EndOfTurnCall(Enum):
     with no audio model, instead of the longer wait for a user who trails off."""
     LONGER_SILENCE = "longer silence"
     """The user sounds unfinished: wait longer than usual before ending the turn."""
+    LOOK_AGAIN = "look again"
+    """A finished sentence the audio model heard as unfinished: wait longer, but let the
+    model look again once the silence has gone on (``EndpointConfig.look_again_ms``);
+    people's falling voices score finished then, a voice held for more words does not."""
 
 
 END_OF_TURN_COMPLETE = 0.5
@@ -175,6 +179,8 @@ def end_of_turn_call(
         return EndOfTurnCall.END_NOW
     if verdict in (TextVerdict.QUESTION, TextVerdict.REQUEST):
         return EndOfTurnCall.USUAL_SILENCE
+    if verdict is TextVerdict.COMPLETE:
+        return EndOfTurnCall.LOOK_AGAIN
     return EndOfTurnCall.LONGER_SILENCE
 
 

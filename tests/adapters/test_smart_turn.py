@@ -205,3 +205,42 @@ def test_one_call_is_fast(detector: SmartTurnDetector, piper_speech: dict[str, F
     median_ms = 1000 * statistics.median(times)
     print(f"smart turn: {median_ms:.1f} ms per call (median of 20)")
     assert median_ms < 250  # about 30-50 ms on one thread here; generous for slow CI
+
+
+PEOPLE = Path(__file__).resolve().parents[2] / "bench" / "recordings" / "pyannote_sample.wav"
+FINISHED_SENTENCES_S = [(8.916, 9.798), (10.78, 12.54), (12.542, 14.184), (21.935, 23.978)]
+"""People's finished sentences in the pyannote sample (its .stm: "I didn't know you were
+there.", "Okay, then I thought you know, I heard a beep.", "This is Diane in New Jersey.",
+"Well, there isn't that much difference."); bench conversation's held-out part uses other
+sentences of the same file, never these."""
+
+
+@pytest.mark.slow
+@needs_model
+def test_finished_sentences_heard_as_unfinished_at_the_pause_are_finished_a_moment_later(
+    detector: SmartTurnDetector, piper_speech: dict[str, FloatAudio]
+) -> None:
+    """What the second look (``EndOfTurnCall.LOOK_AGAIN``) stands on: people's falling
+    voices score under the bar with the pause's 96 ms of silence after them and over it
+    with the look's 384 ms, while a voice held for the next words stays under it."""
+    from app.adapters.file_audio import read_audio
+
+    people = read_audio(PEOPLE)
+    lead = np.zeros(4_800, dtype=np.float32)
+
+    def score(speech: FloatAudio, silence_s: float) -> float:
+        tail = np.zeros(int(silence_s * 16_000), dtype=np.float32)
+        return detector.complete_probability(np.concatenate([lead, speech, tail]))
+
+    sentences = [people[int(a * 16_000):int(b * 16_000)] for a, b in FINISHED_SENTENCES_S]
+    at_pause = [round(score(s, 0.096), 3) for s in sentences]
+    on_look = [round(score(s, 0.384), 3) for s in sentences]
+    print("at the pause", at_pause, "on the second look", on_look)
+    assert all(p < 0.5 for p in at_pause), at_pause  # each would wait the longer silence...
+    assert all(p >= 0.5 for p in on_look), on_look  # ...and the second look ends it
+    held = piper_speech["So what I was thinking is that"]  # its 0.2 s pad and 0.184 s more
+    assert detector.complete_probability(np.concatenate([held, tail_of(0.184)])) < 0.5
+
+
+def tail_of(seconds: float) -> FloatAudio:
+    return np.zeros(int(seconds * 16_000), dtype=np.float32)

@@ -170,6 +170,82 @@ def test_a_finished_question_heard_as_unfinished_ends_after_the_usual_silence() 
     assert 1.0 + 0.48 <= ended_at < 1.0 + 0.6  # the usual 480 ms, not the longer 960 ms
 
 
+class HearsTheFallAfterASilence:
+    """An end-of-turn model that hears a finished sentence only once ``quiet_s`` of
+    silence follows the voice (as Smart Turn does with people's falling voices), or never."""
+
+    def __init__(self, quiet_s: float | None) -> None:
+        self.quiet_s = quiet_s
+        self.calls = 0
+
+    def complete_probability(self, audio: FloatAudio) -> float:
+        self.calls += 1
+        voiced = np.flatnonzero(np.abs(audio) > 0.01)
+        silence_s = (audio.size - 1 - int(voiced[-1])) / 16_000 if voiced.size else 0.0
+        return 0.9 if self.quiet_s is not None and silence_s >= self.quiet_s else 0.1
+
+
+def _sentence_heard_unfinished(events: list[PipelineEvent], detector: object) -> Listener:
+    """1 s of speech, 200 ms of silence; the words then say finished: look again."""
+    from app.core.turn_commands import JudgeEndOfTurn
+
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
+                        PlaybackQueue(16_000, events.append),
+                        turn_detector=detector, defer_to_transcript=True)  # type: ignore[arg-type]
+    listener.handle(MicBlock(loud(1.0)))
+    listener.handle(MicBlock(quiet(0.2)))
+    listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), call=EndOfTurnCall.LOOK_AGAIN))
+    return listener
+
+
+def test_a_finished_sentence_heard_finished_on_the_second_look_ends_then() -> None:
+    events: list[PipelineEvent] = []
+    detector = HearsTheFallAfterASilence(quiet_s=0.3)
+    listener = _sentence_heard_unfinished(events, detector)
+    listener.handle(MicBlock(quiet(1.0)))
+    [ended_at] = end_times(events)
+    look = CFG.look_again_ms / 1000
+    assert 1.0 + look <= ended_at < 1.0 + look + 0.05  # not the longer 960 ms
+    assert listener.pauses.second_looks == 1 and detector.calls == 2
+
+
+def test_a_voice_still_held_on_the_second_look_waits_the_longer_silence() -> None:
+    events: list[PipelineEvent] = []
+    detector = HearsTheFallAfterASilence(quiet_s=None)
+    listener = _sentence_heard_unfinished(events, detector)
+    listener.handle(MicBlock(quiet(1.0)))
+    [ended_at] = end_times(events)
+    assert ended_at > 1.0 + 0.9
+    assert listener.pauses.second_looks == 0 and detector.calls == 2
+
+
+def test_the_user_going_on_before_the_second_look_cancels_it() -> None:
+    events: list[PipelineEvent] = []
+    detector = HearsTheFallAfterASilence(quiet_s=0.3)
+    listener = _sentence_heard_unfinished(events, detector)
+    listener.handle(MicBlock(loud(0.5)))  # went on after 200 ms: a new pause, no look asked
+    listener.handle(MicBlock(quiet(0.7)))
+    assert end_times(events) == []  # this pause waits the longer silence (no call yet)
+    assert detector.calls == 2  # the two pauses' scores, and no second look
+
+
+def test_a_look_asked_for_after_its_silence_looks_at_once() -> None:
+    """Slow words: the call arrives when the silence has already passed the look."""
+    from app.core.turn_commands import JudgeEndOfTurn
+
+    events: list[PipelineEvent] = []
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
+                        PlaybackQueue(16_000, events.append),
+                        turn_detector=HearsTheFallAfterASilence(quiet_s=0.3),
+                        defer_to_transcript=True)
+    listener.handle(MicBlock(loud(1.0)))
+    listener.handle(MicBlock(quiet(0.5)))
+    assert end_times(events) == []
+    listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), call=EndOfTurnCall.LOOK_AGAIN))
+    [ended_at] = end_times(events)
+    assert ended_at < 1.0 + 0.55
+
+
 # ---- barge-in: the reply pauses at the voice onset ----------------------------------------
 
 

@@ -102,8 +102,9 @@ def test_when_not_now_only_a_finished_question_waits_the_usual_silence() -> None
     # the audio model is sure a finished question goes on (flat voices score them ~0.02):
     # the usual silence decides, not the longer wait for the unfinished
     assert call(V.QUESTION, 0.02, 0.5) is EndOfTurnCall.USUAL_SILENCE
-    # a full stop is weaker evidence (Whisper puts one after fragments too)...
-    assert call(V.COMPLETE, 0.2, 0.5) is EndOfTurnCall.LONGER_SILENCE
+    # a full stop is weaker evidence (Whisper puts one after fragments too): the longer
+    # wait, unless the audio model, looking again after more silence, hears it finished...
+    assert call(V.COMPLETE, 0.2, 0.5) is EndOfTurnCall.LOOK_AGAIN
     assert call(V.REQUEST, 0.35, 0.5) is EndOfTurnCall.END_NOW
     # ...but a request ("Tell me something about the ocean.") has asked what it asks: Smart
     # Turn gave the bench's Piper voice 0.21 on it, and it waited 0.93 s for more
