@@ -15,6 +15,9 @@ class HeldAudio:
 
     samples: FloatAudio
     end: float
+    spoken: tuple[float, float] | None = None
+    """Where its speech began and ended (the events' clock), kept for a reopened turn's
+    words: asked again alone, their turn is timed from the user's words, not from then."""
 
 
 @dataclass

@@ -3,7 +3,7 @@ the commands that start recognising it; and reopening a turn the user talked on 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -36,7 +36,7 @@ class TurnOpener:
         joined = carried if carried is not None and self._carry.audio is not None else None
         turn = TurnInFlight(turn_id=self._next_id, confirmed=not held, audio=utterance,
                             over_assistant=over_assistant, carried=joined,
-                            speech_start=speech_start)
+                            speech_start=speech_start, speech_end=speech_end)
         self._next_id += 1
         commands: list[Command] = [
             Publish(TurnStarted(turn.turn_id, at, speech_start, speech_end, speculative=held))
@@ -55,8 +55,9 @@ class TurnOpener:
         turn = TurnInFlight(turn_id=self._next_id, confirmed=True, audio=words)
         self._next_id += 1
         self.confirmed()
-        return turn, [Publish(TurnStarted(turn.turn_id, at, at, at, speculative=False)),
-                      Publish(TurnConfirmed(turn.turn_id, at, at, at)),
+        start, end = words.spoken or (at, at)
+        return turn, [Publish(TurnStarted(turn.turn_id, at, start, end, speculative=False)),
+                      Publish(TurnConfirmed(turn.turn_id, at, start, end)),
                       StartTurn(turn.turn_id, words.samples, False)]
 
     def open_typed(self, text: str, at: float) -> tuple[TurnInFlight, list[Command]]:
@@ -88,5 +89,13 @@ class TurnOpener:
         if turn.typed is not None:
             self._typed = turn.typed
         else:
-            self._carry.audio = turn.audio
+            self._carry.audio = replace(turn.audio, spoken=_spoken(turn))
         return [Publish(TurnCancelled(turn.turn_id, at, REOPENED)), CancelTurn(turn.turn_id)]
+
+
+def _spoken(turn: TurnInFlight) -> tuple[float, float] | None:
+    """Where the user's words in ``turn`` began (those carried into it first) and ended."""
+    if turn.speech_start is None or turn.speech_end is None:
+        return None
+    earlier = turn.carried.spoken if turn.carried is not None else None
+    return (earlier[0] if earlier else turn.speech_start), turn.speech_end

@@ -107,6 +107,7 @@ class TurnInFlight:
     speech_start: float | None = None
     """When its utterance began (the listener's clock): a backchannel just after a reply
     acknowledges that reply (``BargeInPolicy.acknowledges``)."""
+    speech_end: float | None = None
     pause_at: float | None = None
     """``SpeechPaused.at`` of a speculative turn: which pause the end-of-turn call is for."""
     score_pending: bool = False

@@ -181,7 +181,7 @@ def test_another_voice_before_the_reply_is_heard_leaves_the_request_asked_alone(
     """The user asked; another voice spoke before the reply was audible, which reopens the
     turn (its words joined in front of the next utterance). That utterance is another
     voice's: it is judged without the user's words, dropped, and the request asked again."""
-    from app.core.events import SpeechStarted, TurnConfirmed
+    from app.core.events import SpeechStarted, TurnConfirmed, TurnStarted, UtteranceEnded
     from app.core.turn_commands import REOPENED, Respond, StartTurn
 
     m = machine(speculative=False)
@@ -190,7 +190,8 @@ def test_another_voice_before_the_reply_is_heard_leaves_the_request_asked_alone(
     cmds = m.handle(SpeechStarted(at=2.0, speech_start=1.9))
     assert [c.event.reason for c in cmds if isinstance(c, Publish)
             and isinstance(c.event, TurnCancelled)] == [REOPENED]
-    second = start_of(m.handle(ended(3.0)))
+    other = UtteranceEnded(at=3.0, speech_start=1.9, speech_end=2.8, audio=ended().audio)
+    second = start_of(m.handle(other))
     assert second.audio.size > first.audio.size  # the user's words in front...
     assert second.audio[second.voice_from:].size == first.audio.size  # ...not judged
     cmds = m.handle(Transcript(second.turn_id, "", 3.2, other_voice=True))
@@ -199,7 +200,9 @@ def test_another_voice_before_the_reply_is_heard_leaves_the_request_asked_alone(
     assert m.state is AssistantState.THINKING
     again = start_of(cmds)
     assert np.array_equal(again.audio, first.audio) and again.voice_from == 0
-    assert any(isinstance(c, Publish) and isinstance(c.event, TurnConfirmed) for c in cmds)
+    # timed from the user's words (0.2-0.84 s), not from when it was asked again
+    assert [(c.event.speech_start, c.event.speech_end) for c in cmds if isinstance(c, Publish)
+            and isinstance(c.event, TurnStarted | TurnConfirmed)] == [(0.2, 0.84)] * 2
     cmds = m.handle(Transcript(again.turn_id, "What time is it?", 3.5))
     [respond] = [c for c in cmds if isinstance(c, Respond)]
     assert [msg.content for msg in respond.messages if msg.role == "user"] == [
