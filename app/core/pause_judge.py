@@ -41,7 +41,7 @@ class PauseJudge:
         config = endpointer.config
         self._pause_samples = config.pause_ms * config.sample_rate // 1000
         self.second_looks = 0
-        """Turns ended by the second look (what ``hanasu run --timeline`` can tell)."""
+        """Turns ended by the second look (a count for tests and the debug log)."""
 
     def speech_started(self) -> None:
         self._score_ahead = None
@@ -77,9 +77,9 @@ class PauseJudge:
             return  # the user went on (or the silence already ended the turn)
         if call.call is EndOfTurnCall.END_NOW:
             self._end_now()
-        elif call.call is EndOfTurnCall.USUAL_SILENCE or self.turn_detector is None:
+        elif call.call is EndOfTurnCall.USUAL_SILENCE:
             self.endpointer.wait_usual()
-        elif call.call is EndOfTurnCall.LOOK_AGAIN:
+        elif call.call is EndOfTurnCall.LOOK_AGAIN and self.turn_detector is not None:
             if self.endpointer.look_again():  # its silence has already passed
                 self.look_again()
         else:

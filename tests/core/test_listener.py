@@ -170,6 +170,20 @@ def test_a_finished_question_heard_as_unfinished_ends_after_the_usual_silence() 
     assert 1.0 + 0.48 <= ended_at < 1.0 + 0.6  # the usual 480 ms, not the longer 960 ms
 
 
+def test_without_an_audio_model_unfinished_words_still_wait_the_longer_silence() -> None:
+    from app.core.turn_commands import JudgeEndOfTurn
+
+    events: list[PipelineEvent] = []
+    listener = Listener(events.append, FakeVoiceActivity(), Endpointer(CFG),
+                        PlaybackQueue(16_000, events.append), defer_to_transcript=True)
+    listener.handle(MicBlock(loud(1.0)))
+    listener.handle(MicBlock(quiet(0.2)))
+    listener.handle(JudgeEndOfTurn(pause_at=_pause_at(events), call=EndOfTurnCall.LONGER_SILENCE))
+    listener.handle(MicBlock(quiet(1.0)))
+    [ended_at] = end_times(events)
+    assert ended_at > 1.0 + 0.9
+
+
 class HearsTheFallAfterASilence:
     """An end-of-turn model that hears a finished sentence only once ``quiet_s`` of
     silence follows the voice (as Smart Turn does with people's falling voices), or never."""
