@@ -17,7 +17,6 @@ from app.core.barge_in import BargeInConfig, BargeInPolicy
 from app.core.echo_alignment import TimedEchoCanceller
 from app.core.endpointing import Endpointer
 from app.core.events import (
-    EndOfTurnScore,
     FloatAudio,
     PipelineEvent,
     SpeechPaused,
@@ -79,7 +78,7 @@ class Listener(Worker[ListenerJob]):
         """The canceller fed by time; its ``played`` ring takes the speaker's copies."""
         self.turn_detector = turn_detector
         self.pauses = PauseJudge(endpointer, turn_detector, complete_threshold,
-                                 defer_to_transcript, self._publish_score, self._end_now)
+                                 defer_to_transcript, self.publish, self._end_now)
         """The audio model's scores and the end-of-turn calls (``pause_judge``)."""
         self.barge_in = barge_in
         """When the user's voice pauses the reply, and what counts as the assistant's echo."""
@@ -265,6 +264,3 @@ class Listener(Worker[ListenerJob]):
         self.transcribe_ahead(audio)
         if score:
             self.pauses.score_ahead(audio)
-
-    def _publish_score(self, score: EndOfTurnScore) -> None:
-        self.publish(score)

@@ -108,6 +108,8 @@ class TurnInFlight:
     """When its utterance began (the listener's clock): a backchannel just after a reply
     acknowledges that reply (``BargeInPolicy.acknowledges``)."""
     speech_end: float | None = None
+    """Where its own speech ended: with ``speech_start``, what a reopened turn's words keep
+    (``HeldAudio.spoken``)."""
     pause_at: float | None = None
     """``SpeechPaused.at`` of a speculative turn: which pause the end-of-turn call is for."""
     score_pending: bool = False
