@@ -35,6 +35,7 @@ from app.core.events import (
 )
 from app.core.mouth_track import MouthTrack, mouth_track
 from app.core.ports import SpeaksLanguages
+from app.core.voice_edges import trim_silence
 
 DEFAULT_AFTER_S = 1.2
 DEFAULT_PHRASES: dict[str, tuple[str, ...]] = {
@@ -49,10 +50,6 @@ DEFAULT_TOOL_LINES: dict[str, tuple[str, ...]] = {
     "zh": ("稍等一下。", "我正在查。"),
 }
 """Said when a tool the model called is slow (``tool_rounds.ToolWait``)."""
-QUIET = 1e-3
-"""Amplitude below which the ends of a synthesized phrase are trimmed as silence."""
-KEEP_TAIL_S = 0.06
-"""Silence kept after the phrase, so it does not run into the answer."""
 
 
 def default_phrases(language: str) -> tuple[str, ...]:
@@ -71,16 +68,6 @@ class _Synthesizes(Protocol):
     sample_rate: int
 
     def synthesize(self, text: str) -> FloatAudio: ...
-
-
-def trim_silence(samples: FloatAudio, sample_rate: int) -> FloatAudio:
-    """Drop leading silence and all but ``KEEP_TAIL_S`` of the trailing silence: every
-    millisecond of a phrase's tail delays the answer behind it."""
-    loud = np.flatnonzero(np.abs(samples) > QUIET)
-    if loud.size == 0:
-        return samples[:0]
-    end = min(samples.size, int(loud[-1]) + 1 + int(KEEP_TAIL_S * sample_rate))
-    return samples[int(loud[0]) : end]
 
 
 MADE_KEPT = 64

@@ -1,7 +1,8 @@
 """The TTS stage: reply chunks in, audio into the playback queue, on its own thread.
 
 Voices, speed and languages change here between chunks (``SetVoice``, ``SetLanguages``),
-so the engine is only ever touched by this thread.
+so the engine is only ever touched by this thread. Each chunk's leading padding is cut
+(``voice_edges``): before the first words it is only waiting.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from app.core.ports import (
 from app.core.stage_jobs import EndOfReply, SetLanguages, SetVoice
 from app.core.telemetry import EngineNotice
 from app.core.visemes import Syllable, syllables
+from app.core.voice_edges import without_lead
 from app.core.worker import HEAVY_WORK_NICENESS, LiveTurn, Publish, Worker
 
 log = logging.getLogger(__name__)
@@ -82,7 +84,7 @@ class Synthesizer(Worker[SynthesizerJob]):
         if isinstance(self.tts, SpeaksLanguages):  # the chunk's script decides: kana is never
             # read in English
             self.tts.use_language(speaking_language(item.text, item.language or self.main_language))
-        samples = self.tts.synthesize(item.text)
+        samples = without_lead(self.tts.synthesize(item.text), self.tts.sample_rate)
         if not self.live.is_live(item.turn_id):
             return
         self.publish(
