@@ -3,7 +3,7 @@ quotes (「はい。」と言った), and where to cut a chunk that never reache
 
 from __future__ import annotations
 
-from app.core.markup import is_cjk, skip_spaces
+from app.core.markup import end_of_run, is_cjk, skip_spaces, spoken_words
 
 _CJK_SENTENCE_ENDS = "。！？"
 _OPENERS = "\"'([{“‘「『（"  # noqa: RUF001 (typographic quotes)
@@ -65,3 +65,17 @@ def forced_end(text: str, lead: int, limit: int) -> int:
     while cut > lead + 1 and text[cut - 1] in NUMBERISH and text[cut] in NUMBERISH:
         cut -= 1
     return limit if cut == lead + 1 else cut
+
+
+def long_number_break(text: str, lead: int, space: int, start: int, min_words: int,
+                      long_digits: int) -> bool:
+    """Whether an early chunk ends at text[space], before the number at text[start] ("The
+    moon is | 222,750 miles away."): only once the number is complete (a space or a letter
+    after it), so "2" that becomes "222,750" is judged whole; 0 ``min_words``: never."""
+    if min_words <= 0 or after_abbreviation(text[lead:space]):
+        return False  # "Mr. 32,000", "No. 12,500" hold together
+    end = end_of_run(text, start, NUMBERISH)
+    if end == len(text):
+        return False  # more digits may come
+    digits = sum(1 for ch in text[start:end] if ch.isdigit())
+    return digits >= long_digits and spoken_words(text[lead:space]) >= min_words

@@ -16,7 +16,8 @@ long to say and so to synthesize.
 
 Japanese and Chinese have no spaces, so there a "word" count means nothing: the same rules
 count CJK characters instead (about five make a second of speech). A first chunk of a few
-characters ends at the first comma-like mark (、，,), later ones at sentence ends (。！？!?,
+characters ends at the first comma-like mark (、，,) or, in Japanese, after a particle
+(「週末に | 友達と...」, ``particle_breaks``), later ones at sentence ends (。！？!?,
 with or without a following space) or at a clause once they are long. Quotes 「」“” stay
 with their sentence, and a quote followed by its particle (「…。」と言った) is not cut.
 
@@ -48,12 +49,8 @@ from app.core.markup import (
     spoken_words,
     word_end,
 )
-from app.core.sentence_ends import (
-    NUMBERISH,
-    after_abbreviation,
-    ends_sentence_here,
-    forced_end,
-)
+from app.core.particle_breaks import after_particle
+from app.core.sentence_ends import ends_sentence_here, forced_end, long_number_break
 
 _DIGIT_RUN = re.compile(r"\d[\d,.]*")
 _CLAUSE_MARKS = ",;:—、，；："
@@ -207,12 +204,25 @@ class SentenceGate:
                 pos += 1
                 continue
             else:
+                verdict = self._particle_break(text, lead, pos)
+                if verdict is None or verdict:
+                    self._cut_inside = bool(verdict)
+                    return None if verdict is None else pos + 1
                 pos += 1
                 continue
             if verdict is None or verdict:
                 return None if verdict is None else end
             pos = end
         return None
+
+    def _particle_break(self, text: str, lead: int, pos: int) -> bool | None:
+        """A Japanese first chunk ends after a particle once it is a second long
+        (``particle_breaks``); later chunks wait for their marks."""
+        config = self._config
+        if (not self._after_clause or config.first_chunk_break_words <= 0
+                or self._cjk >= config.first_clause_min_chars):
+            return False
+        return after_particle(text, lead, pos, config.first_clause_min_chars)
 
     def _opener_break(self, text: str, lead: int, space: int) -> bool:
         """Whether an early chunk ends at the space text[space], before a clause opener (or,
@@ -221,7 +231,9 @@ class SentenceGate:
         of the pending text decides."""
         start = skip_spaces(text, space)
         if start < len(text) and text[start].isdigit():
-            return self._number_break(text, lead, space, start)
+            config = self._config
+            return long_number_break(text, lead, space, start, config.number_break_min_words,
+                                     config.long_number_digits)
         end = word_end(text, start)
         if end == len(text) or not text[end].isspace():
             return False  # not complete yet, or "and." / "but," / "and-"
@@ -243,20 +255,6 @@ class SentenceGate:
         if text[follower].isupper() and not pronoun:
             return False  # "Romeo and Juliet", "salt and Pepper Co.": a name, not a clause
         return spoken_words(text[lead:space]) >= needed
-
-    def _number_break(self, text: str, lead: int, space: int, start: int) -> bool:
-        """Whether an early chunk ends at text[space], before the number at text[start]: only
-        once the number is complete (a space or a letter after it), so "2" that becomes
-        "222,750" is judged whole."""
-        config = self._config
-        if config.number_break_min_words <= 0 or after_abbreviation(text[lead:space]):
-            return False  # "Mr. 32,000", "No. 12,500" hold together
-        end = end_of_run(text, start, NUMBERISH)
-        if end == len(text):
-            return False  # more digits may come
-        digits = sum(1 for ch in text[start:end] if ch.isdigit())
-        return (digits >= config.long_number_digits
-                and spoken_words(text[lead:space]) >= config.number_break_min_words)
 
     def _clause_end(self, text: str, start: int, end: int, final: bool) -> bool | None:
         """Whether the clause marks text[start:end] end a chunk (None: wait for more)."""

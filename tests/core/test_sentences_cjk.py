@@ -74,6 +74,22 @@ REPLIES = [
         "えっと……そうだなあ、明日なら大丈夫だよ。",
         ["えっと……そうだなあ、", "明日なら大丈夫だよ。"],
     ),
+    (  # no comma: the first chunk ends after a particle once it is a second long
+        "週末に友達と映画を見に行きました。楽しかったです。",
+        ["週末に友達と", "映画を見に行きました。", "楽しかったです。"],
+    ),
+    (  # after a katakana word; later chunks wait for their marks
+        "東京タワーに行ったことがありますか？夜景が本当にきれいですよ。",
+        ["東京タワーに", "行ったことがありますか？", "夜景が本当にきれいですよ。"],
+    ),
+    (  # で that begins できる or です, and には / では, are not particles ending a phrase
+        "勉強できるようになりました。会議ではみんなが静かでした。",
+        ["勉強できるようになりました。", "会議ではみんなが静かでした。"],
+    ),
+    (  # after hiragana the same characters are inside words: no cut
+        "こんなところがあるなんて知らなかった。",
+        ["こんなところがあるなんて知らなかった。"],
+    ),
     (
         "今天天气真不错，我们去公园走走吧。还是你想在家看电影？",
         ["今天天气真不错，", "我们去公园走走吧。", "还是你想在家看电影？"],
@@ -140,7 +156,8 @@ def test_a_long_run_on_chinese_sentence_is_spoken_in_parts() -> None:
 
 
 def test_short_clauses_later_in_a_reply_stay_with_their_sentence() -> None:
-    config = GateConfig(clause_split_chars=0)  # no early clauses after the first chunk
+    # no early clauses after the first chunk, and no first chunk cut after a particle
+    config = GateConfig(clause_split_chars=0, first_chunk_break_words=0)
     text = "今日は、雨が降りそうだね。傘を、持っていってね。"
     assert stream(tokens(text), config) == ["今日は、雨が降りそうだね。", "傘を、持っていってね。"]
 
