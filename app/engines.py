@@ -49,6 +49,9 @@ class EngineChoice:
     n_gpu_layers: int | None = None
     llm_threads: int | None = None
     """LLM decode threads (None: ``default_threads``); ``run``/``bench --llm-threads``."""
+    llm_seed: int | None = None
+    """The local model's sampling seed (None: a new one each load); ``bench --llm-seed``
+    makes two runs of a benchmark answer the same words with the same replies."""
     llm_url: str | None = None
     """An OpenAI-compatible server to use instead of a local model file ("" = none set)."""
     llm_model: str | None = None
@@ -135,6 +138,7 @@ def build_engines(
 
     from app.adapters.llama_llm import LlamaLanguageModel
     from app.adapters.multilingual_asr import LanguageAwareRecognizer, load_multilingual_whisper
+    from app.adapters.sampling import SamplingConfig
     from app.adapters.silero_vad import SileroVad
     from app.adapters.whisper_asr import WhisperRecognizer
     from app.models.resolve import resolve
@@ -158,7 +162,8 @@ def build_engines(
         llm_model = resolve("llm", explicit=choice.llm, variant=choice.variant("llm"))
         llm = _repairable(
             llm_model, lambda: LlamaLanguageModel(
-                llm_model.path, n_gpu_layers=choice.n_gpu_layers, n_threads=choice.llm_threads)
+                llm_model.path, n_gpu_layers=choice.n_gpu_layers, n_threads=choice.llm_threads,
+                sampling=SamplingConfig(seed=choice.llm_seed) if choice.llm_seed else None)
         )
         if llm_model.source == "embedded":  # SmolLM2-135M: English only
             llm_languages = EMBEDDED_LLM_LANGUAGES

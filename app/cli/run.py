@@ -130,6 +130,10 @@ def add_engine_arguments(parser: argparse.ArgumentParser) -> None:
         "--n-gpu-layers", type=int, default=None, help="LLM layers on the GPU (default: auto)"
     )
     add_llm_threads_argument(group)
+    group.add_argument(
+        "--llm-seed", type=int, default=None,
+        help="the local model's sampling seed (default: a new one each run): two runs with "
+             "the same seed give the same reply to the same words, for before/after benches")
     add_llm_server_arguments(group)
 
 
@@ -152,6 +156,7 @@ def load_persona_and_engines(args: argparse.Namespace) -> tuple[Persona, Engines
         tts=args.tts,
         n_gpu_layers=args.n_gpu_layers,
         llm_threads=getattr(args, "llm_threads", None),
+        llm_seed=getattr(args, "llm_seed", None),
         llm_url=args.llm_url,
         llm_model=args.llm_model,
         llm_api_key=api_key_from_env(args),

@@ -82,3 +82,23 @@ def test_a_chosen_tier_names_the_variants_to_load() -> None:
         "e2b", "embedded", "embedded")
     assert EngineChoice.from_settings(Settings()).variant("llm") is None
     assert EngineChoice.from_settings(Settings(model_tier="gone")).variant("llm") is None
+
+
+@pytest.mark.slow
+def test_a_seed_makes_two_loads_answer_alike() -> None:
+    """``--llm-seed`` reaches the local model: two benches with one seed sample the same
+    reply to the same words (at the app's temperature), so a before/after compares code,
+    not the model's mood."""
+    from app.core.ports import ChatMessage
+
+    messages = [ChatMessage("system", "You are Hana, a cheerful companion."),
+                ChatMessage("user", "Tell me something about the sea.")]
+
+    def reply() -> str:
+        llm = build_engines(EngineChoice(llm_seed=11)).llm
+        return "".join(piece for piece, _ in zip(llm.stream(messages, lambda: False),
+                                                  range(24), strict=False))
+
+    first = reply()
+    assert len(first.split()) >= 5
+    assert reply() == first
