@@ -19,6 +19,7 @@ import logging
 import os
 import threading
 import time
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -311,6 +312,9 @@ class LlamaLanguageModel:
             self._epoch += 1
             epoch = self._epoch
             reused = self._truncate_cache(tokens, keep_last=False)
+            if self._active.seed is not None:  # llama.cpp re-seeds each generate: one
+                # stream per prompt, not the same draws every turn (which made replies loop)
+                self._llm.set_seed(zlib.crc32(repr(tokens).encode(), self._active.seed))
         stats = PromptStats(prompt_tokens=len(tokens), reused_tokens=reused)
         log.info("prompt %d tokens, %d reused from cache", stats.prompt_tokens, reused)
         if on_prompt is not None:

@@ -26,7 +26,8 @@ class SamplingConfig:
     max_tokens: int = 200
     """The longest reply; the prompt budget keeps room for it."""
     seed: int | None = None
-    """None: a different seed each load (or request)."""
+    """None: a different seed each load (or request). Set, the local model draws from a
+    stream that depends on the seed and the prompt: the same words get the same reply."""
 
     def with_temperature(self, temperature: float | None) -> SamplingConfig:
         """This config at a persona's temperature (None: this config's own)."""
