@@ -23,11 +23,13 @@ from typing import Protocol
 
 import numpy as np
 
+from app.core.acknowledgement_rule import AcknowledgementRule
 from app.core.events import (
     Acknowledged,
     FloatAudio,
     PipelineEvent,
     PlaybackEnded,
+    ReplyChunk,
     SpeechAudio,
     SpeechStarted,
     TurnCancelled,
@@ -86,6 +88,8 @@ class Sound:
     samples: FloatAudio
     track: MouthTrack | None = None
     """Its mouth timeline, made with it on the TTS thread (shapes from the spectrum)."""
+    seconds: float = 0.0
+    """How long it plays: an answer ready before it would end is not kept waiting by it."""
 
 
 @dataclass(frozen=True)
@@ -127,7 +131,8 @@ class AcknowledgementSounds:
                                            tts.sample_rate)
                 except Exception:  # the reply itself will report a broken voice
                     continue
-                self._made[key] = (Sound(phrase, samples, mouth_track(samples, tts.sample_rate))
+                self._made[key] = (Sound(phrase, samples, mouth_track(samples, tts.sample_rate),
+                                         samples.size / tts.sample_rate)
                                    if samples.size else None)
             sound = self._made[key]
             if sound is not None:
@@ -141,12 +146,14 @@ class AcknowledgementSounds:
 
     def next(self) -> Sound | None:
         """The phrases in turn, so the same one is not heard twice running."""
-        sounds = self._prepared.sounds
-        if not sounds:
-            return None
-        sound = sounds[self._next % len(sounds)]
-        self._next += 1
+        sound = self.peek()
+        self._next += sound is not None
         return sound
+
+    def peek(self) -> Sound | None:
+        """The phrase ``next`` gives, left where it is."""
+        sounds = self._prepared.sounds
+        return sounds[self._next % len(sounds)] if sounds else None
 
 
 @dataclass(frozen=True)
@@ -164,59 +171,6 @@ class PrepareAcknowledgements:
         if isinstance(tts, SpeaksLanguages):
             tts.use_language(self.language.split("-")[0].lower())
         self.sounds.prepare(tts, self.phrases, self.after_s, self.language)
-
-
-class AcknowledgementRule:
-    """When to acknowledge: one deadline at a time, for the live confirmed turn."""
-
-    def __init__(self) -> None:
-        self._turn: int | None = None
-        """The last turn armed (the turn being answered, or the one before it)."""
-        self._deadline: float | None = None
-        self.last_fired: int | None = None
-        """The last turn an acknowledgement was queued for."""
-        self.fired_count = 0
-
-    def arm(self, turn_id: int, deadline: float) -> bool:
-        """Start the deadline for a confirmed turn. Not armed when the turn before this
-        one was acknowledged (never twice in a row), nor again for a turn already armed.
-        Returns whether it is armed."""
-        if turn_id == self._turn:
-            return self._deadline is not None
-        previous_fired = self._turn is not None and self.last_fired == self._turn
-        self._turn = turn_id
-        self._deadline = None if previous_fired else deadline
-        return self._deadline is not None
-
-    def answer_queued(self, turn_id: int) -> None:
-        """The turn's first answer audio is ready: no acknowledgement needed."""
-        if turn_id == self._turn:
-            self._deadline = None
-
-    def cancel(self, turn_id: int | None = None) -> None:
-        """The user spoke again (any turn), or turn ``turn_id`` ended or was cancelled."""
-        if turn_id is None or turn_id == self._turn:
-            self._deadline = None
-
-    def wait_s(self, now: float) -> float | None:
-        """Seconds until the deadline (0 when due), or None when nothing is armed."""
-        return None if self._deadline is None else max(0.0, self._deadline - now)
-
-    def due(self, now: float) -> int | None:
-        """The turn to acknowledge now, once: the deadline passed with no answer audio."""
-        if self._deadline is None or now < self._deadline or self._turn is None:
-            return None
-        self._deadline = None
-        self.last_fired = self._turn
-        self.fired_count += 1
-        return self._turn
-
-    def withdraw(self, turn_id: int) -> None:
-        """The acknowledgement could not be queued after all (the answer's audio got to the
-        speaker first, or no phrase is ready): it does not count as fired."""
-        if self.last_fired == turn_id:
-            self.last_fired = None
-            self.fired_count -= 1
 
 
 class _Playback(Protocol):
@@ -248,8 +202,10 @@ class Acknowledger:
         match event:
             case TurnConfirmed() if self.sounds.ready():
                 self.rule.arm(event.turn_id, event.speech_end + self.sounds.after_s)
+            case ReplyChunk() if event.index == 0:
+                self.rule.voice_started(event.turn_id, event.at)
             case SpeechAudio():
-                self.rule.answer_queued(event.turn_id)
+                self.rule.answer_queued(event.turn_id, event.at)
             case SpeechStarted():
                 self.rule.cancel()
             case TurnCancelled() | PlaybackEnded():
@@ -262,7 +218,8 @@ class Acknowledger:
 
     def tick(self, now: float) -> None:
         """Queue the acknowledgement if its deadline has come."""
-        turn_id = self.rule.due(now)
+        coming = self.sounds.peek()
+        turn_id = self.rule.due(now, coming.seconds if coming is not None else 0.0)
         if turn_id is None:
             return
         sound = self.sounds.next() if self._is_live(turn_id) else None

@@ -66,7 +66,7 @@ def test_fires_once_at_the_deadline() -> None:
 def test_not_when_the_answer_audio_comes_first() -> None:
     rule = AcknowledgementRule()
     rule.arm(1, deadline=2.2)
-    rule.answer_queued(1)
+    rule.answer_queued(1, at=2.0)
     assert rule.due(5.0) is None
     assert rule.wait_s(5.0) is None
 
@@ -74,7 +74,7 @@ def test_not_when_the_answer_audio_comes_first() -> None:
 def test_answer_audio_of_another_turn_does_not_cancel() -> None:
     rule = AcknowledgementRule()
     rule.arm(2, deadline=2.2)
-    rule.answer_queued(1)
+    rule.answer_queued(1, at=2.0)
     rule.cancel(1)
     assert rule.due(2.2) == 2
 
@@ -104,6 +104,52 @@ def test_a_withdrawn_acknowledgement_does_not_block_the_next_turn() -> None:
     rule.withdraw(1)  # the answer reached the speaker first after all
     assert rule.arm(2, 3.0)
     assert rule.fired_count == 0
+
+
+def _learnt(take_s: float) -> AcknowledgementRule:
+    """A rule that has seen the voice make a first chunk in ``take_s`` seconds."""
+    rule = AcknowledgementRule()
+    rule.voice_started(1, at=0.0)
+    rule.answer_queued(1, at=take_s)
+    return rule
+
+
+def test_an_answer_the_voice_is_making_is_not_kept_waiting_behind_a_phrase() -> None:
+    """Kokoro takes 0.65 s; the first chunk went to it at 0.9 s, so its audio is due at
+    1.55 s: a 0.6 s "えっと、" at 1.2 s would hold it until 1.8 s. No phrase."""
+    rule = _learnt(0.65)
+    rule.arm(2, deadline=1.2)
+    rule.voice_started(2, at=0.9)
+    assert rule.due(1.2, phrase_s=0.6) is None
+    assert rule.wait_s(1.2) == pytest.approx(0.5)  # looks again once it is late
+    rule.answer_queued(2, at=1.5)
+    assert rule.due(1.7, phrase_s=0.6) is None and rule.fired_count == 0
+
+
+def test_an_answer_late_after_all_still_gets_its_phrase() -> None:
+    rule = _learnt(0.65)
+    rule.arm(2, deadline=1.2)
+    rule.voice_started(2, at=0.9)
+    assert rule.due(1.2, phrase_s=0.6) is None
+    assert rule.due(1.65, phrase_s=0.6) is None
+    assert rule.due(1.70, phrase_s=0.6) == 2  # 0.15 s past the expected audio
+
+
+def test_a_phrase_when_the_answer_is_further_off_than_the_phrase_is_long() -> None:
+    rule = _learnt(0.65)
+    rule.arm(2, deadline=1.2)
+    rule.voice_started(2, at=1.1)  # due at 1.75 s, after a 0.4 s phrase would end
+    assert rule.due(1.2, phrase_s=0.4) == 2
+
+
+def test_nothing_with_the_voice_or_nothing_learnt_fires_as_before() -> None:
+    rule = _learnt(0.65)
+    rule.arm(2, deadline=1.2)  # the model has not written a first chunk yet
+    assert rule.due(1.2, phrase_s=0.6) == 2
+    fresh = AcknowledgementRule()  # the first turn: how long the voice takes is unknown
+    fresh.arm(1, deadline=1.2)
+    fresh.voice_started(1, at=1.0)
+    assert fresh.due(1.2, phrase_s=0.6) == 1
 
 
 def test_the_user_speaking_cancels() -> None:
