@@ -56,6 +56,7 @@ def server_bodies(config: SamplingConfig, temperatures: list[float | None]) -> l
 
 def test_both_adapters_sample_alike_from_one_config(tiny_llama_gguf: Path) -> None:
     llama = LlamaLanguageModel(tiny_llama_gguf, n_ctx=512, sampling=CONFIG)
+    assert llama._llm._seed == 5  # llama.cpp takes the seed when the model loads
     sampled = in_process_sampling(llama)
     [body] = server_bodies(CONFIG, [None])
     assert sampled == {k: body[k] for k in sampled}
@@ -63,7 +64,6 @@ def test_both_adapters_sample_alike_from_one_config(tiny_llama_gguf: Path) -> No
         "temperature": 0.3, "top_k": 12, "top_p": 0.8, "min_p": 0.1, "repeat_penalty": 1.1
     }
     assert (body["max_tokens"], body["seed"]) == (20, 5)
-    assert llama._llm._seed == 5  # llama.cpp takes the seed when the model loads
     assert llama.prompt_budget() == 512 - 20
 
 
