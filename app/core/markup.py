@@ -49,6 +49,22 @@ def is_cjk(ch: str) -> bool:
     return "\u3040" <= ch <= "\u30ff" or "\u3400" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff"
 
 
+def join_spoken(chunks: list[str]) -> str:
+    """Spoken chunks as one text: a space between words, none inside Japanese or Chinese
+    (「四秒のタイマーを」「セットしました。」 is one sentence, and the history keeps it so)."""
+    out = ""
+    for chunk in chunks:
+        if out and chunk and not (_cjk_side(out[-1]) and _cjk_side(chunk[0])):
+            out += " "
+        out += chunk
+    return out
+
+
+def _cjk_side(ch: str) -> bool:
+    """A CJK character or a CJK mark (、。「」！？)."""
+    return is_cjk(ch) or "\u3000" <= ch <= "\u303f" or "\uff00" <= ch <= "\uffef"
+
+
 def cjk_count(text: str) -> int:
     return sum(1 for ch in text if is_cjk(ch))
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from app.core.emotion import Emotion
 from app.core.events import AnswerStarted, FloatAudio, PipelineEvent, PlaybackEnded, PlaybackStarted
+from app.core.markup import join_spoken
 from app.core.mouth_track import MouthTrack
 from app.core.telemetry import ExpressionCue, MouthCue, PlaybackLevel
 
@@ -269,7 +270,7 @@ class PlaybackQueue:
             self._order.remove(turn_id)
         return PlaybackEnded(
             turn_id=turn_id,
-            heard_text=" ".join(turn.heard),
+            heard_text=join_spoken(turn.heard),
             interrupted=interrupted,
             at=self._clock(self._position),
             played_s=turn.played / self.sample_rate,

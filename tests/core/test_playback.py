@@ -102,3 +102,17 @@ def test_paused_reply_keeps_its_place_and_a_cancel_counts_only_what_played() -> 
     (ended,) = [e for e in events if isinstance(e, PlaybackEnded)]
     assert ended.played_s == 50 / RATE and ended.heard_text == "One two"
     assert not queue.paused  # the pause ended with the reply it held
+
+
+def test_heard_japanese_chunks_are_one_text_without_spaces() -> None:
+    """The gate cuts 「四秒のタイマーを」 from 「セットしました。」; what the user heard,
+    and what the history keeps, is one sentence (a space there would be in the next prompt)."""
+    queue, events = make()
+    queue.begin(1, held=False)
+    for text in ("四秒のタイマーを", "セットしました。", "Okay.", "じゃあね。"):
+        queue.enqueue(1, tone(20), text)
+    queue.finish(1)
+    for _ in range(6):
+        queue.pull(20)
+    ended = next(e for e in events if isinstance(e, PlaybackEnded))
+    assert ended.heard_text == "四秒のタイマーをセットしました。 Okay. じゃあね。"
