@@ -2,12 +2,12 @@
 
 The acknowledgement is for a user left waiting in silence. It must not make them wait
 longer: an answer queued behind a 0.6 s "えっと、" starts when the phrase ends, so a phrase
-begun 0.3 s before the answer's audio was ready delays the answer by 0.3 s. The voice's first
-chunk takes about as long each turn (Kokoro 0.6-0.7 s for a Japanese clause on two cores,
-Piper 0.05 s), so once the reply's first chunk is with the voice the rule knows roughly when
-its audio will be ready. At the deadline it stays quiet if that is before the phrase would
-end, and looks again a moment after the audio was expected: an answer that is late after
-all still gets its acknowledgement.
+begun 0.3 s before the answer's audio was ready delays the answer by 0.3 s. A voice takes
+about as long for a first chunk each turn, so once the reply's first chunk is with the voice
+the rule knows roughly when its audio will be ready (figures: docs/latency.md, item 9).
+At the deadline it stays quiet if that is before the phrase would end, and looks again a
+moment after the audio was expected: an answer that is late after all still gets its
+acknowledgement.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@
 English first chunks may be cut before a word that opens a clause or a phrase (``GateConfig.
 first_chunk_openers``); Japanese has no spaces, but its phrases end in a particle, and a
 speaker may pause after one (「週末に | 友達と映画を見ました。」). Without this the first audio
-waits for the first 、 or 。, which a model may write twenty characters in: on two cores
-that is most of a second of decoding and as much again of synthesis.
+waits for the first 、 or 。, which a model may write many characters in, each decoded and
+then synthesized before a word is heard (measured: docs/latency.md).
 
 Only particles that follow a kanji or a katakana word are taken: after hiragana the same
 character is as often inside a word (「ことが」 is safe, 「ながら」 is not, and nothing here

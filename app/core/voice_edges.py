@@ -1,9 +1,8 @@
 """The silent edges of synthesized speech, cut where the user would only wait through them.
 
-Voices pad what they make: Piper starts an English chunk with 0.03-0.06 s of near-silence,
-Kokoro a Japanese or Mandarin one with 0.02-0.04 s in the personas' voices (0.15-0.19 s in
-some of its others). Before a reply's first words that padding is latency the user hears as
-the companion hesitating, so a chunk's leading silence is cut down to a few milliseconds of
+Voices pad what they make with near-silence before the first sound (how much, per voice:
+docs/latency.md, item 8). Before a reply's first words that padding is latency the user
+hears as the companion hesitating, so a chunk's leading silence is cut down to a few milliseconds of
 lead-in. The trailing silence is the voice's own pause after a sentence or a clause,
 so a reply chunk keeps it; an acknowledgement ("Hmm,") keeps only a short tail, because the
 answer follows it.
